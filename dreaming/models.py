@@ -1,0 +1,284 @@
+"""Dream runs, the candidates they propose, and the conflicts they detect."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from llmwiki.models import AuditEvent, Claim, Episode, Project, SecurityClass
+
+
+class DreamRun(models.Model):
+    class Trigger(models.TextChoices):
+        SCHEDULE = "schedule", "Schedule"
+        MANUAL = "manual", "Manual"
+        PREVIEW = "preview", "Preview"
+        BACKFILL = "backfill", "Backfill"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        NOOP = "noop", "Nothing to do"
+        FAILED = "failed", "Failed"
+        ABANDONED = "abandoned", "Abandoned"
+
+    OPEN_STATUSES = (Status.QUEUED, Status.RUNNING)
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="dream_runs")
+    trigger = models.CharField(max_length=10, choices=Trigger.choices)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    phases = models.JSONField(default=dict, blank=True, help_text="{phase: {status, ms, …}}")
+    counts = models.JSONField(default=dict, blank=True)
+    watermark_before = models.BigIntegerField(null=True, blank=True)
+    watermark_after = models.BigIntegerField(null=True, blank=True)
+    backfill_from = models.DateField(null=True, blank=True)
+    backfill_to = models.DateField(null=True, blank=True)
+    bytes_read = models.BigIntegerField(default=0)
+    duration_ms = models.PositiveIntegerField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    diary = models.TextField(blank=True)
+    preview = models.JSONField(null=True, blank=True, help_text="What a preview would do.")
+    # Our own lease and attempt counter: django-q2 redelivers a task whose worker died,
+    # and would do so forever; the lease expiry frees the project, the cap gives up.
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project"],
+                condition=Q(status__in=["queued", "running"]),
+                name="one_open_dream_run_per_project",
+            )
+        ]
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"Dream run #{self.pk} ({self.trigger}, {self.status})"
+
+    @property
+    def is_open(self) -> bool:
+        return self.status in self.OPEN_STATUSES
+
+    @property
+    def is_preview(self) -> bool:
+        return self.trigger == self.Trigger.PREVIEW
+
+
+class CandidateQuerySet(models.QuerySet):
+    def for_project(self, project: Project) -> CandidateQuerySet:
+        return self.filter(project=project)
+
+    def open(self) -> CandidateQuerySet:
+        return self.filter(status__in=Candidate.OPEN_STATUSES)
+
+
+class Candidate(models.Model):
+    class Status(models.TextChoices):
+        PROPOSED = "proposed", "Proposed"
+        DEFERRED = "deferred", "Deferred"
+        APPROVED = "approved", "Approved"
+        REJECTED = "rejected", "Rejected"
+        MERGED = "merged", "Merged"
+        SUPERSEDED = "superseded", "Superseded"
+        BLOCKED = "blocked", "Blocked"
+        QUARANTINED = "quarantined", "Quarantined"
+
+    class Lifecycle(models.TextChoices):
+        ACTIVE = "active", "Active"
+        WAITING = "waiting", "Waiting"
+        DONE = "done", "Done"
+        ARCHIVED = "archived", "Archived"
+        CLOSED = "closed", "Closed"
+        SNOOZED = "snoozed", "Snoozed"
+
+    OPEN_STATUSES = (Status.PROPOSED, Status.DEFERRED)
+    TRANSITIONS: dict[str, set[str]] = {
+        Status.PROPOSED: {
+            Status.DEFERRED,
+            Status.APPROVED,
+            Status.REJECTED,
+            Status.MERGED,
+            Status.SUPERSEDED,
+            Status.BLOCKED,
+            Status.QUARANTINED,
+        },
+        Status.DEFERRED: {Status.PROPOSED, Status.APPROVED, Status.REJECTED, Status.MERGED},
+        Status.BLOCKED: {Status.PROPOSED, Status.REJECTED},
+        Status.QUARANTINED: {Status.PROPOSED, Status.REJECTED},
+        Status.APPROVED: {Status.SUPERSEDED},
+        Status.REJECTED: set(),
+        Status.MERGED: set(),
+        Status.SUPERSEDED: set(),
+    }
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="candidates")
+    run = models.ForeignKey(
+        DreamRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="candidates"
+    )
+    text = models.TextField()
+    page_target = models.CharField(max_length=64)
+    section = models.CharField(max_length=200, blank=True)
+    route_reason = models.CharField(max_length=300, blank=True)
+    memory_type = models.CharField(max_length=24, choices=Episode.MemoryType.choices)
+    score = models.FloatField(default=0.0)
+    signals = models.JSONField(default=dict, blank=True)
+    lifecycle = models.CharField(max_length=10, choices=Lifecycle.choices, default=Lifecycle.ACTIVE)
+    flags = models.JSONField(default=list, blank=True)
+    security_class = models.CharField(
+        max_length=10, choices=SecurityClass.choices, default=SecurityClass.INTERNAL
+    )
+    dedupe_key = models.CharField(max_length=64)
+    subject_key = models.CharField(max_length=200, blank=True)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.PROPOSED)
+    blocked_reason = models.CharField(max_length=300, blank=True)
+    claim = models.ForeignKey(
+        Claim, null=True, blank=True, on_delete=models.SET_NULL, related_name="candidates"
+    )
+    # Bumped on every change: a review form carries it, and a stale one is refused.
+    version = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+    episodes = models.ManyToManyField(Episode, through="CandidateEvidence", related_name="+")
+
+    objects = CandidateQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            # At-least-once task delivery and reruns must not duplicate proposals.
+            models.UniqueConstraint(fields=["project", "dedupe_key"], name="one_candidate_per_key")
+        ]
+        indexes = [models.Index(fields=["project", "status", "-score"])]
+        ordering = ["-score", "id"]
+
+    def __str__(self) -> str:
+        return f"Candidate #{self.pk} → {self.page_target} ({self.status})"
+
+    @property
+    def is_open(self) -> bool:
+        return self.status in self.OPEN_STATUSES
+
+    def can_transition(self, to: str) -> bool:
+        return to in self.TRANSITIONS[self.status]
+
+    def transition(self, to: str, *, actor: Any, note: str = "", **changes: Any) -> None:
+        """Move to status `to` atomically, bumping the version and writing an audit event."""
+        with transaction.atomic():
+            locked = Candidate.objects.select_for_update().get(pk=self.pk)
+            if locked.version != self.version or not locked.can_transition(to):
+                raise ValidationError(
+                    f"candidate #{self.pk} is {locked.status} (version {locked.version}); "
+                    f"cannot move to {to}"
+                )
+            before = {"status": locked.status, "version": locked.version}
+            self.status = to
+            self.version = locked.version + 1
+            self.updated_at = timezone.now()
+            for field, value in changes.items():
+                setattr(self, field, value)
+            self.save(update_fields=["status", "version", "updated_at", *changes])
+            AuditEvent.record(
+                actor=actor,
+                action=f"candidate.{to}",
+                obj=self,
+                before=before,
+                after={"status": to, "version": self.version},
+                note=note,
+            )
+
+
+class CandidateEvidence(models.Model):
+    class Role(models.TextChoices):
+        SUPPORT = "support", "Supports"
+        CONTRADICT = "contradict", "Contradicts"
+
+    candidate = models.ForeignKey(Candidate, on_delete=models.CASCADE, related_name="evidence")
+    episode = models.ForeignKey(Episode, on_delete=models.PROTECT, related_name="+")
+    role = models.CharField(max_length=10, choices=Role.choices, default=Role.SUPPORT)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["candidate", "episode"], name="one_evidence_row")
+        ]
+
+    def __str__(self) -> str:
+        return f"episode #{self.episode_id} {self.role}s candidate #{self.candidate_id}"
+
+
+class Conflict(models.Model):
+    class Kind(models.TextChoices):
+        VALUE = "value", "Different value"
+        REVERSAL = "reversal", "Reversal"
+        NEGATION = "negation", "Negation"
+
+    class Status(models.TextChoices):
+        OPEN = "open", "Open"
+        ESCALATED = "escalated", "Escalated (open question)"
+        RESOLVED = "resolved", "Resolved"
+
+    class Resolution(models.TextChoices):
+        KEEP_EXISTING = "keep-existing", "Keep existing"
+        ACCEPT_NEW = "accept-new", "Accept new (supersede)"
+        BOTH_VALID = "both-valid", "Both valid in different scopes"
+        MERGE = "merge", "Merge"
+        ESCALATE = "escalate", "Escalate as open question"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="conflicts")
+    run = models.ForeignKey(
+        DreamRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="conflicts"
+    )
+    subject = models.CharField(max_length=300)
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    dedupe_key = models.CharField(max_length=64)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
+    detected_at = models.DateTimeField(default=timezone.now)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    due = models.DateField(null=True, blank=True)
+    resolution = models.CharField(max_length=16, choices=Resolution.choices, blank=True)
+    resolution_note = models.TextField(blank=True)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    resolved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "dedupe_key"], name="one_conflict_per_key")
+        ]
+        ordering = ["-detected_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"Conflict #{self.pk}: {self.subject}"
+
+
+class ConflictSide(models.Model):
+    conflict = models.ForeignKey(Conflict, on_delete=models.CASCADE, related_name="sides")
+    position = models.PositiveSmallIntegerField()
+    text = models.TextField()
+    claim = models.ForeignKey(Claim, null=True, blank=True, on_delete=models.SET_NULL)
+    candidate = models.ForeignKey(Candidate, null=True, blank=True, on_delete=models.SET_NULL)
+    evidence = models.ManyToManyField(Episode, related_name="+", blank=True)
+    scope_note = models.CharField(max_length=300, blank=True)
+
+    class Meta:
+        ordering = ["position"]
+        constraints = [
+            models.UniqueConstraint(fields=["conflict", "position"], name="one_side_per_position")
+        ]
+
+    def __str__(self) -> str:
+        return f"side {self.position} of conflict #{self.conflict_id}"

@@ -1,0 +1,83 @@
+"""Write paths for projects and memberships. Each is one transaction with an audit row."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from llmwiki.models import AuditEvent, Membership, Page, PageKey, Project, Role
+
+DEFAULT_PAGES = [
+    PageKey.SYSTEM_OVERVIEW,
+    PageKey.DECISION_LOG,
+    PageKey.OPEN_QUESTIONS,
+    PageKey.RUNBOOKS,
+    PageKey.GOVERNANCE,
+    PageKey.GLOSSARY,
+]
+
+
+@transaction.atomic
+def project_create(
+    *,
+    slug: str,
+    name: str,
+    actor: Any,
+    description: str = "",
+    authority: str = Project.Authority.REVIEWED,
+    owner: AbstractBaseUser | None = None,
+) -> Project:
+    """Create a project with its standard pages; `owner` becomes its first maintainer."""
+    project = Project(slug=slug, name=name, description=description, authority=authority)
+    project.full_clean()
+    project.save()
+    for key in DEFAULT_PAGES:
+        Page.objects.create(project=project, key=key, title=key.label, owner=owner)
+    AuditEvent.record(
+        actor=actor, action="project.create", obj=project, after={"slug": slug, "name": name}
+    )
+    if owner is not None:
+        membership_set(project=project, user=owner, role=Role.MAINTAINER, actor=actor)
+    return project
+
+
+@transaction.atomic
+def membership_set(
+    *, project: Project, user: AbstractBaseUser, role: str, actor: Any
+) -> Membership:
+    """Give `user` the `role` on `project` (creating or changing the membership)."""
+    if role not in Role.values:
+        raise ValueError(f"unknown role {role!r}; choose one of {', '.join(Role.values)}")
+    membership, created = Membership.objects.get_or_create(
+        project=project, user=user, defaults={"role": role}
+    )
+    before = None if created else {"role": membership.role}
+    if not created and membership.role != role:
+        membership.role = role
+        membership.save(update_fields=["role"])
+    AuditEvent.record(
+        actor=actor,
+        action="membership.set",
+        obj=membership,
+        project=project,
+        before=before,
+        after={"user": user.get_username(), "role": role},
+    )
+    return membership
+
+
+@transaction.atomic
+def project_set_dreaming(*, project: Project, enabled: bool, actor: Any) -> Project:
+    before = {"dreaming_enabled": project.dreaming_enabled}
+    project.dreaming_enabled = enabled
+    project.save(update_fields=["dreaming_enabled"])
+    AuditEvent.record(
+        actor=actor,
+        action="project.dreaming",
+        obj=project,
+        before=before,
+        after={"dreaming_enabled": enabled},
+    )
+    return project

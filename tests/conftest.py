@@ -1,0 +1,49 @@
+"""Named personas and a demo-like project, built through the real services."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from llmwiki.models import Role
+from llmwiki.services import membership_set, project_create
+
+PASSWORD = "correct-horse-battery-staple"
+
+
+def make_user(username: str, **extra):
+    return get_user_model().objects.create_user(username=username, password=PASSWORD, **extra)
+
+
+@pytest.fixture
+def alice(db):
+    return make_user("alice")
+
+
+@pytest.fixture
+def bob(db):
+    return make_user("bob")
+
+
+@pytest.fixture
+def carol(db):
+    return make_user("carol")
+
+
+@pytest.fixture
+def mallory(db):
+    return make_user("mallory")
+
+
+@pytest.fixture
+def project(alice, bob, carol):
+    """Alice maintains it, Bob reviews, Carol views; Mallory is an outsider."""
+    p = project_create(slug="tidewater", name="Tidewater", actor="system", owner=alice)
+    membership_set(project=p, user=bob, role=Role.REVIEWER, actor="system")
+    membership_set(project=p, user=carol, role=Role.VIEWER, actor="system")
+    return p
+
+
+@pytest.fixture
+def other_project(mallory):
+    return project_create(slug="elsewhere", name="Elsewhere", actor="system", owner=mallory)
