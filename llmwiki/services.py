@@ -7,7 +7,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from llmwiki.models import AuditEvent, Membership, Page, PageKey, Project, Role
+from llmwiki.models import AuditEvent, Episode, Membership, Page, PageKey, Project, Role
 
 DEFAULT_PAGES = [
     PageKey.SYSTEM_OVERVIEW,
@@ -80,4 +80,47 @@ def project_set_dreaming(*, project: Project, enabled: bool, actor: Any) -> Proj
         before=before,
         after={"dreaming_enabled": enabled},
     )
+    return project
+
+
+@transaction.atomic
+def episode_set_status(*, episode: Episode, status: str, actor: Any, note: str = "") -> Episode:
+    """Release or discard a quarantined episode (the one state an episode has)."""
+    allowed = {Episode.Status.ACTIVE, Episode.Status.DISCARDED}
+    if status not in allowed:
+        raise ValueError(f"status must be one of {', '.join(allowed)}")
+    locked = Episode.objects.select_for_update().get(pk=episode.pk)
+    if locked.status != Episode.Status.QUARANTINED:
+        raise ValueError(f"episode #{episode.pk} is {locked.status}, not quarantined")
+    Episode.objects.filter(pk=episode.pk)._unchecked_update(status=status)
+    action = "episode.release" if status == Episode.Status.ACTIVE else "episode.discard"
+    AuditEvent.record(
+        actor=actor,
+        action=action,
+        obj=episode,
+        before={"status": locked.status},
+        after={"status": status},
+        note=note,
+    )
+    episode.status = status
+    return episode
+
+
+@transaction.atomic
+def project_update(*, project: Project, changes: dict[str, Any], actor: Any) -> Project:
+    """Apply validated settings changes and audit what moved."""
+    before = {k: getattr(Project.objects.get(pk=project.pk), k) for k in changes}
+    for key, value in changes.items():
+        setattr(project, key, value)
+    project.full_clean()
+    project.save(update_fields=list(changes))
+    moved = {k: v for k, v in changes.items() if before[k] != v}
+    if moved:
+        AuditEvent.record(
+            actor=actor,
+            action="project.update",
+            obj=project,
+            before={k: before[k] for k in moved},
+            after=moved,
+        )
     return project

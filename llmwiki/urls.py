@@ -1,12 +1,20 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import path
+from django.urls import include, path
 
 from llmwiki import views
 
+project_patterns = [
+    path("", views.project_home, name="project_home"),
+    path("settings/", views.project_settings, name="project_settings"),
+    path("upload/", views.upload, name="upload"),
+    path("episodes/", views.episode_list, name="episode_list"),
+    path("quarantine/", views.quarantine, name="quarantine"),
+]
+
 urlpatterns = [
     path("", views.project_list, name="project_list"),
-    path("p/<slug:slug>/", views.project_home, name="project_home"),
+    path("p/<slug:slug>/", include(project_patterns)),
     path(
         "accounts/login/",
         auth_views.LoginView.as_view(redirect_authenticated_user=True),

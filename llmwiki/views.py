@@ -1,14 +1,24 @@
 from __future__ import annotations
 
+from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models import Count, Q
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.core.exceptions import TooManyFilesSent
+from django.core.paginator import Paginator
+from django.db.models import Count, Q, TextField
+from django.db.models.functions import Cast
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET
+from django.views.decorators.vary import vary_on_headers
 
 from dreaming.models import Candidate, Conflict, DreamRun
 from llmwiki.access import get_project_for, projects_for
-from llmwiki.models import Claim, Episode, Project
+from llmwiki.errors import InputError
+from llmwiki.forms import EpisodeFilterForm, ProjectSettingsForm, QuarantineDecisionForm, UploadForm
+from llmwiki.ingest import RawFile, ingest_files
+from llmwiki.models import Claim, Episode, Project, Role
+from llmwiki.services import episode_set_status, project_update
 
 
 @require_GET
@@ -62,3 +72,137 @@ def layer_counts(project: Project) -> dict[str, int]:
 
 def last_run(project: Project) -> DreamRun | None:
     return DreamRun.objects.filter(project=project).order_by("-created_at").first()
+
+
+# --- Ingest: upload, episodes, quarantine -------------------------------------------------
+
+
+@vary_on_headers("HX-Request")
+@login_required
+def upload(request: HttpRequest, slug: str) -> HttpResponse:
+    project = get_project_for(request.user, slug, Role.CONTRIBUTOR)
+    form = UploadForm()
+    report = error = None
+    if request.method == "POST":
+        try:
+            form = UploadForm(request.POST, request.FILES)
+        except TooManyFilesSent:
+            error = f"Too many files: at most {settings.DATA_UPLOAD_MAX_NUMBER_FILES} per upload."
+        else:
+            if form.is_valid():
+                files = [RawFile(f.name, f.read()) for f in form.cleaned_data["files"]]
+                try:
+                    report = ingest_files(project=project, files=files, actor=request.user)
+                except InputError as exc:
+                    error = str(exc)
+    elif request.method != "GET":
+        return HttpResponseNotAllowed(["GET", "POST"])
+    template = "llmwiki/upload.html#results" if request.htmx else "llmwiki/upload.html"
+    return render(
+        request,
+        template,
+        {"project": project, "nav": "upload", "form": form, "report": report, "error": error},
+    )
+
+
+EPISODES_PER_PAGE = 50
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+@login_required
+def episode_list(request: HttpRequest, slug: str) -> HttpResponse:
+    project = get_project_for(request.user, slug)
+    form = EpisodeFilterForm(request.GET)
+    episodes = Episode.objects.filter(project=project).select_related("source")
+    if form.is_valid():
+        f = form.cleaned_data
+        for field in ("kind", "memory_type", "status"):
+            if f[field]:
+                episodes = episodes.filter(**{field: f[field]})
+        if f["flag"]:
+            episodes = episodes.annotate(flags_text=Cast("flags", TextField())).filter(
+                flags_text__icontains=f["flag"]
+            )
+        if f["since"]:
+            episodes = episodes.filter(occurred_at__date__gte=f["since"])
+        if f["until"]:
+            episodes = episodes.filter(occurred_at__date__lte=f["until"])
+        if f["q"]:
+            episodes = episodes.filter(content__icontains=f["q"])
+    page = Paginator(episodes.order_by("-occurred_at", "-id"), EPISODES_PER_PAGE).get_page(
+        request.GET.get("page")
+    )
+    query = request.GET.copy()
+    query.pop("page", None)
+    template = "llmwiki/episode_list.html#results" if request.htmx else "llmwiki/episode_list.html"
+    return render(
+        request,
+        template,
+        {
+            "project": project,
+            "nav": "episodes",
+            "form": form,
+            "page": page,
+            "query": query.urlencode(),
+        },
+    )
+
+
+@vary_on_headers("HX-Request")
+@login_required
+def quarantine(request: HttpRequest, slug: str) -> HttpResponse:
+    project = get_project_for(request.user, slug, Role.MAINTAINER)
+    if request.method == "POST":
+        episode = get_object_or_404(
+            Episode,
+            project=project,
+            pk=request.POST.get("episode"),
+            status=Episode.Status.QUARANTINED,
+        )
+        form = QuarantineDecisionForm(request.POST)
+        if form.is_valid():
+            status = (
+                Episode.Status.ACTIVE
+                if form.cleaned_data["decision"] == "release"
+                else Episode.Status.DISCARDED
+            )
+            episode_set_status(
+                episode=episode, status=status, actor=request.user, note=form.cleaned_data["note"]
+            )
+            messages.success(request, f"Episode #{episode.pk} {form.cleaned_data['decision']}d.")
+            return redirect("quarantine", slug=project.slug)
+        messages.error(request, "Say why (a note is required) and choose release or discard.")
+    elif request.method != "GET":
+        return HttpResponseNotAllowed(["GET", "POST"])
+    episodes = (
+        Episode.objects.filter(project=project, status=Episode.Status.QUARANTINED)
+        .select_related("source")
+        .order_by("-recorded_at", "-id")
+    )
+    page = Paginator(episodes, EPISODES_PER_PAGE).get_page(request.GET.get("page"))
+    return render(
+        request,
+        "llmwiki/quarantine.html",
+        {"project": project, "nav": "quarantine", "page": page, "form": QuarantineDecisionForm()},
+    )
+
+
+@login_required
+def project_settings(request: HttpRequest, slug: str) -> HttpResponse:
+    project = get_project_for(request.user, slug, Role.MAINTAINER)
+    if request.method == "POST":
+        form = ProjectSettingsForm(request.POST, instance=project)
+        if form.is_valid():
+            project_update(project=project, changes=form.cleaned_data, actor=request.user)
+            messages.success(request, "Settings saved.")
+            return redirect("project_settings", slug=project.slug)
+    elif request.method == "GET":
+        form = ProjectSettingsForm(instance=project)
+    else:
+        return HttpResponseNotAllowed(["GET", "POST"])
+    return render(
+        request,
+        "llmwiki/project_settings.html",
+        {"project": project, "nav": "settings", "form": form},
+    )

@@ -47,3 +47,9 @@ def project(alice, bob, carol):
 @pytest.fixture
 def other_project(mallory):
     return project_create(slug="elsewhere", name="Elsewhere", actor="system", owner=mallory)
+
+
+@pytest.fixture(autouse=True)
+def isolated_blobs(settings, tmp_path_factory):
+    """Each test gets its own blob store, so "nothing was written" can be checked."""
+    settings.BLOB_DIR = tmp_path_factory.mktemp("blobs")

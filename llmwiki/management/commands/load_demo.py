@@ -11,6 +11,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
+from llmwiki.ingest import collect_paths, ingest_files
 from llmwiki.models import Project
 from llmwiki.services import project_create
 
@@ -54,5 +55,14 @@ class Command(BaseCommand):
                     actor="system",
                     owner=user,
                 )
+        # Identical bytes are a no-op, so a second run imports nothing new.
+        # SEEDED.md documents the planted cases (quoting the fake secrets); it is not corpus.
+        files = [f for f in collect_paths([CORPUS]) if f.path != "SEEDED.md"]
+        report = ingest_files(project=project, files=files, actor="system")
+        counts = {}
+        for source in report.sources:
+            counts[source.status] = counts.get(source.status, 0) + 1
+        summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+        self.stdout.write(f"Demo corpus: {summary}; {report.episodes_created} episodes created")
         self.stdout.write(self.style.SUCCESS("Demo project ready: http://127.0.0.1:8000/p/demo/"))
         self.stdout.write(f"Log in as  {DEMO_USER}  with password  {password}")

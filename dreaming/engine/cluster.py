@@ -1,0 +1,144 @@
+"""Cluster sentences into facts: same subject, same identity, same value.
+
+Two stages, neither comparing all pairs:
+
+1. **Subject groups.** MinHash over each sentence's subject terms (key terms with numbers,
+   filler and markers removed), LSH banding (12 bands × 2 rows: a pair at Jaccard 0.5
+   shares a bucket with ~97 % probability, and single-link grouping only needs one of
+   the paths between two members), an estimate filter, then the exact Jaccard
+   and the topic identity guard. LSH buckets are the inverted index on key terms here:
+   a bucket is keyed by a pair of min-hashed terms, so very common single terms never
+   make a giant posting list, and a large bucket is walked with a sorted window instead
+   of being expanded to all pairs. Unions go best-first under the merged-profile guard,
+   so a vague sentence cannot bridge two hosts or two products.
+2. **Value split.** Within a subject group, sentences with different numbers or versions
+   are different facts ("Postgres 16" vs "Postgres 15", "worker v1.4" vs "v1.5"); the split
+   is also what conflict detection reads. Sentences with no value join the only value
+   present, or stay together when there are several.
+
+Time proximity is deliberately not a merge criterion: a fact restated three weeks later
+is the strongest signal dreaming has. It enters through recency and recurrence instead.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from .dedupe import (
+    PaddedSets,
+    TokenHasher,
+    estimate_filter,
+    guard_arrays,
+    guard_mask,
+    guarded_union,
+    identity_compatible,
+    jaccard,
+    lsh_pairs,
+    minhash,
+    profile_hash,
+)
+from .text import Features
+
+
+def subject_groups(
+    features: Sequence[Features],
+    threshold: float,
+    hasher: TokenHasher,
+    *,
+    k: int = 24,
+    bands: int = 12,
+    window: int = 3,
+) -> list[list[int]]:
+    """Group sentences whose subject terms overlap by Jaccard >= ``threshold``."""
+    n = len(features)
+    if n < 2:
+        return [[i] for i in range(n)]
+    subjects = [tuple(f.subject) for f in features]
+    flat, offsets = hasher.flat(subjects)
+    sig = minhash(flat, offsets, k)
+    active = offsets[1:] > offsets[:-1]
+    # Sort bucket members by identity so that, in an oversized bucket, the window pairs
+    # sentences that can actually merge.
+    tb = np.fromiter(
+        (profile_hash(f, hasher, names=True) for f in features), dtype=np.uint64, count=n
+    )
+    i, j = lsh_pairs(sig, bands, k // bands, window=window, tiebreak=tb, active=active)
+    # The estimate (24 permutations, σ ≈ 0.1 at J = 0.5) only has to clear obvious
+    # misses; single-link grouping tolerates the odd lost edge.
+    keep = estimate_filter(sig, i, j, max(threshold - 0.15, 0.05))
+    i, j = i[keep], j[keep]
+    keep = guard_mask(guard_arrays(features, hasher), i, j, values=False)
+    i, j = i[keep], j[keep]
+    # Exact Jaccard of the subject sets, vectorised; the rare very long sentence is
+    # checked in Python below.
+    subj = PaddedSets(flat, offsets, 16)
+    inter = subj.intersections(i, j)
+    la, lb = subj.lengths[i], subj.lengths[j]
+    sim = inter / np.maximum(la + lb - inter, 1)
+    wide = subj.overflow[i] | subj.overflow[j]
+    ok = (sim >= threshold) & ~wide
+    i_ok, j_ok, s_ok = i[ok], j[ok], sim[ok]
+    # Names and identifiers must nest (the rest of the identity guard), also vectorised.
+    names = PaddedSets(*hasher.flat([tuple(f.names) for f in features]), 6)
+    idents = PaddedSets(*hasher.flat([tuple(f.idents) for f in features]), 6)
+    guard = names.nested(i_ok, j_ok) & idents.nested(i_ok, j_ok)
+    guard &= ~(names.overflow[i_ok] | names.overflow[j_ok])
+    guard &= ~(idents.overflow[i_ok] | idents.overflow[j_ok])
+    pairs: list[tuple[float, int, int]] = list(
+        zip(s_ok[guard].tolist(), i_ok[guard].tolist(), j_ok[guard].tolist(), strict=True)
+    )
+    # Exact Python check for the few pairs the matrices could not decide.
+    redo = np.flatnonzero(wide)
+    redo_ok = np.flatnonzero(ok)[~guard]
+    for idx in np.concatenate((redo, redo_ok)).tolist():
+        a, b = int(i[idx]), int(j[idx])
+        fa, fb = features[a], features[b]
+        sim_ab = jaccard(fa.subject, fb.subject)
+        if sim_ab >= threshold and identity_compatible(fa, fb, values=False):
+            pairs.append((sim_ab, a, b))
+    return guarded_union(n, pairs, features, values=False).groups()
+
+
+def split_by_value(members: Sequence[int], features: Sequence[Features]) -> list[list[int]]:
+    """Split one subject group into facts by value set; return member lists in id order."""
+    by_value: dict[frozenset[str], list[int]] = {}
+    valueless: list[int] = []
+    for m in members:
+        v = features[m].values
+        (by_value.setdefault(v, []) if v else valueless).append(m)
+    parts = list(by_value.values())
+    if valueless:
+        if len(parts) == 1:
+            parts[0].extend(valueless)
+        else:
+            parts.append(valueless)
+    for p in parts:
+        p.sort()
+    parts.sort(key=lambda p: p[0])
+    return parts
+
+
+def core_terms(members: Sequence[int], features: Sequence[Features], share: float) -> set[str]:
+    """Return subject terms present in at least ``share`` of the members (at least one)."""
+    return core_terms_multi(members, features, (share,))[0]
+
+
+def core_terms_multi(
+    members: Sequence[int], features: Sequence[Features], shares: Sequence[float]
+) -> list[set[str]]:
+    """Return ``core_terms`` for several shares from one counting pass."""
+    if len(members) == 1:
+        only = set(features[members[0]].subject)
+        return [set(only) for _ in shares]
+    counts: dict[str, int] = {}
+    for m in members:
+        for t in features[m].subject:
+            counts[t] = counts.get(t, 0) + 1
+    out = []
+    for share in shares:
+        need = max(1, math.ceil(share * len(members)))
+        out.append({t for t, c in counts.items() if c >= need})
+    return out

@@ -1,0 +1,294 @@
+"""REM: recurring themes across days and the lifecycle of each topic.
+
+Lifecycle markers ("Closed:", "done", "shipped", "archived", "wontfix", "snoozed until",
+"waiting on", "blocked by", "TODO", ticked/unticked checkboxes) are read per sentence. A
+marker's *topic* is the clause it governs ("Closed: billing-export migration" → {billing-
+export, migration}); a marker applies to a fact cluster when two thirds of its topic terms
+are core terms of the cluster and the identity guard agrees. The latest marker wins, with
+one exception taken from signal-dreaming's lifecycle guard: done / closed / archived are
+sticky, and only an explicit "reopened" brings a topic back — a casual later mention, or a
+stale TODO re-pasted from an old list, does not.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from itertools import combinations, pairwise
+
+import numpy as np
+
+from .text import Features, analyse
+from .types import TERMINAL_LIFECYCLES, Theme
+
+_MARKERS: list[tuple[str, re.Pattern[str]]] = [
+    ("reopened", re.compile(r"\bre-?open(?:ed|ing|s)?\b", re.I)),
+    (
+        "closed",
+        re.compile(
+            r"^closed\b|\bclosed\s*[:\-–—]|\b(?:is|was|been|got|now|marked(?: as)?)\s+closed\b"
+            r"|\bclos(?:ed|ing) (?:this |it )?out\b|\bwon'?t[- ]?fix\b|\bwontfix\b",
+            re.I,
+        ),
+    ),
+    (
+        "archived",
+        re.compile(
+            r"^archived?\b|\barchived\s*[:\-–—]"
+            r"|\b(?:is|was|been|got|now|marked(?: as)?)\s+archived\b",
+            re.I,
+        ),
+    ),
+    (
+        "done",
+        re.compile(
+            r"^(?:done|finished|completed|resolved)\b"
+            r"|\b(?:done|finished|completed|resolved)\s*[:\-–—]"
+            r"|\b(?:is|are|was|were|been|got|now|marked(?: as)?)\s+"
+            r"(?:done|finished|completed|resolved|fixed)\b|\bshipped\b",
+            re.I,
+        ),
+    ),
+    (
+        "snoozed",
+        re.compile(
+            r"\bsnoozed?\b(?:\s+until\s+(?P<until>\d{4}-\d{2}-\d{2}))?|\bon hold\b|\bpaused\b",
+            re.I,
+        ),
+    ),
+    ("waiting", re.compile(r"\bwaiting (?:on|for)\b|\bblocked (?:by|on)\b", re.I)),
+    ("todo", re.compile(r"\btodo\b|\bfixme\b|\bin progress\b", re.I)),
+]
+_PRECEDENCE = {name: i for i, (name, _) in enumerate(_MARKERS)}
+# One pass finds the earliest marker; at equal positions the regex engine tries the
+# alternatives in order, which is the precedence above.
+_ANY_MARKER = re.compile("|".join(f"(?P<{name}>{rx.pattern})" for name, rx in _MARKERS), re.I)
+_CLAUSE_RE = re.compile(r"[,;:()\[\]—–]|\s-\s|\bbut\b|\bbecause\b|\bso\b")
+# Plain substring checks before any regex: most sentences carry no marker at all.
+_QUICK_WORDS = (
+    "open",
+    "clos",
+    "archiv",
+    "done",
+    "finish",
+    "complet",
+    "resolv",
+    "fix",
+    "ship",
+    "snooz",
+    "hold",
+    "paus",
+    "wait",
+    "block",
+    "todo",
+    "progress",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Marker:
+    """A lifecycle marker found in one sentence."""
+
+    state: str  # reopened | closed | archived | done | snoozed | waiting | todo
+    topic: frozenset[str]
+    until: date | None = None
+
+
+def find_marker(sentence: str, checkbox: str | None = None) -> Marker | None:
+    """Return the lifecycle marker of a sentence (earliest in the text wins), or None."""
+    m = None
+    low = sentence.lower()
+    if any(w in low for w in _QUICK_WORDS):
+        m = _ANY_MARKER.search(sentence)
+    if m is None:
+        if checkbox is None:
+            return None
+        state = "done" if checkbox == "x" else "todo"
+        return Marker(state, _topic(sentence, 0, 0))
+    state = next(name for name, _ in _MARKERS if m.group(name) is not None)
+    until = None
+    if state == "snoozed" and m.group("until"):
+        try:
+            until = date.fromisoformat(m.group("until"))
+        except ValueError:
+            until = None
+    return Marker(state, _topic(sentence, m.start(), m.end()), until)
+
+
+def _topic(sentence: str, start: int, end: int) -> frozenset[str]:
+    # The clause holding the marker names what it is about; when the marker is a label
+    # ("Closed: X, ...") that clause is empty and the next one carries the topic.
+    bounds = [0] + [m.end() for m in _CLAUSE_RE.finditer(sentence)] + [len(sentence) + 1]
+    spans = list(pairwise(bounds))
+    for idx, (lo, hi) in enumerate(spans):
+        if lo <= start < hi or (start == 0 and idx == 0):
+            clause = sentence[lo:hi]
+            if end > start:
+                clause = clause.replace(sentence[start:end], " ", 1)
+            terms = analyse(clause).subject
+            if not terms and idx + 1 < len(spans):
+                nlo, nhi = spans[idx + 1]
+                terms = analyse(sentence[nlo:nhi]).subject
+            return frozenset(_nearest_terms(terms, sentence, start, 4))
+    return frozenset()
+
+
+def _nearest_terms(terms: frozenset[str], sentence: str, at: int, cap: int) -> list[str]:
+    # A marker governs the words next to it; far words in a run-on log line do not name
+    # the topic, and every extra term makes the topic match fewer restatements.
+    if len(terms) <= cap:
+        return list(terms)
+    low = sentence.lower()
+
+    def distance(t: str) -> tuple[int, str]:
+        pos = low.find(t)
+        return (abs(pos - at) if pos >= 0 else len(low), t)
+
+    return sorted(terms, key=distance)[:cap]
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """A marker asserted at a time, with the features used by the identity guard."""
+
+    marker: Marker
+    when: datetime
+    episode_id: int
+    unit: int
+    features: Features
+
+
+@dataclass(frozen=True, slots=True)
+class TopicState:
+    """The folded lifecycle of one topic (all events sharing a topic term set)."""
+
+    state: str
+    decided: Event | None
+    last_reopen: tuple[datetime, int] | None
+
+
+def _order(ev: Event) -> tuple[datetime, int, int]:
+    return ev.when, ev.episode_id, _PRECEDENCE[ev.marker.state]
+
+
+def fold(events: Sequence[Event]) -> TopicState:
+    """Fold one topic's events in time order: latest wins, terminal states are sticky."""
+    state = "active"
+    decided: Event | None = None
+    last_reopen = None
+    for ev in sorted(events, key=_order):
+        new = ev.marker.state
+        if new == "reopened":
+            last_reopen = (ev.when, ev.episode_id)
+        if state in TERMINAL_LIFECYCLES and new != "reopened":
+            continue  # closed work stays closed until someone says "reopened"
+        state = "active" if new in ("reopened", "todo") else new
+        decided = ev
+    return TopicState(state, decided, last_reopen)
+
+
+def combine(states: Sequence[TopicState], now: datetime) -> tuple[str, Event | None]:
+    """Combine the topics that apply to one cluster into its lifecycle.
+
+    Each topic is folded on its own (cheap, shared by every cluster it applies to); across
+    topics a terminal state wins unless a "reopened" came after it, otherwise the most
+    recent decision wins — the same answer as folding all events together whenever the
+    topics do not interleave reopen/close pairs.
+    """
+    decided = [s for s in states if s.decided is not None]
+    if not decided:
+        return "active", None
+    terminal = [s for s in decided if s.state in TERMINAL_LIFECYCLES]
+    if terminal:
+        last = max(terminal, key=lambda s: _order(s.decided))
+        when = (last.decided.when, last.decided.episode_id)
+        if not any(s.last_reopen and s.last_reopen > when for s in states):
+            return last.state, last.decided
+        decided = [s for s in decided if s.state not in TERMINAL_LIFECYCLES]
+        if not decided:
+            return "active", None
+    latest = max(decided, key=lambda s: _order(s.decided))
+    state = latest.state
+    until = latest.decided.marker.until
+    if state == "snoozed" and until and until <= now.date():
+        state = "active"  # the snooze ran out
+    return state, latest.decided
+
+
+def lifecycle_for(events: Sequence[Event], now: datetime) -> tuple[str, Event | None]:
+    """Fold events of a single topic into (state, deciding event)."""
+    return combine([fold(events)], now)
+
+
+def topic_need(k: int) -> int:
+    """How many of a k-term topic a cluster must hold for the marker to apply to it.
+
+    Short topics need every term: "Closed: cleanup for worker on tw-app-3" must not close
+    the fact "worker runs on tw-app-3" through two shared words.
+    """
+    return k if k <= 3 else math.ceil(2 * k / 3)
+
+
+class TopicIndex:
+    """Find the clusters whose core terms cover a topic, by intersecting postings."""
+
+    def __init__(self, cores: Sequence[set[str]]) -> None:
+        self._postings: dict[str, set[int]] = {}
+        for ci, core in enumerate(cores):
+            for t in core:
+                self._postings.setdefault(t, set()).add(ci)
+
+    def clusters_for(self, topic: frozenset[str]) -> set[int]:
+        """Return clusters holding the topic's terms (two thirds of them past three)."""
+        if not topic:
+            return set()
+        need = topic_need(len(topic))
+        lists = sorted((self._postings.get(t, set()) for t in topic), key=len)
+        if need == len(lists):
+            return set.intersection(*lists) if lists[0] else set()
+        out: set[int] = set()
+        # Any cluster covering `need` terms holds one of the len-need+1 rarest, so only
+        # combinations starting there are intersected; topics have at most six terms.
+        for combo in combinations(lists, need):
+            if combo[0]:
+                out |= set.intersection(*combo)
+        return out
+
+
+def term_themes(
+    unit_terms: Sequence[Sequence[str]],
+    unit_days: Sequence[Sequence[int]],
+    unit_counts: Sequence[int],
+    min_days: int,
+    limit: int,
+) -> list[Theme]:
+    """Return terms seen on at least ``min_days`` distinct days, most widespread first."""
+    vocab: dict[str, int] = {}
+    mentions: list[int] = []
+    term_ids: list[int] = []
+    days: list[int] = []
+    for terms, ds, count in zip(unit_terms, unit_days, unit_counts, strict=True):
+        for t in terms:
+            tid = vocab.get(t)
+            if tid is None:
+                tid = vocab[t] = len(vocab)
+                mentions.append(0)
+            mentions[tid] += count
+            term_ids.extend([tid] * len(ds))
+            days.extend(ds)
+    if not term_ids:
+        return []
+    tid_arr = np.asarray(term_ids, dtype=np.int64)
+    day_arr = np.asarray(days, dtype=np.int64)
+    day_arr -= day_arr.min()
+    span = int(day_arr.max()) + 1
+    # Distinct (term, day) pairs in one vectorised pass instead of a set per term.
+    uniq = np.unique(tid_arr * span + day_arr)
+    n_days = np.bincount(uniq // span, minlength=len(vocab))
+    names = list(vocab)
+    ok = np.flatnonzero(n_days >= min_days)
+    ranked = sorted(ok.tolist(), key=lambda t: (-int(n_days[t]), -mentions[t], names[t]))
+    return [Theme(names[t], "term", int(n_days[t]), int(mentions[t])) for t in ranked[:limit]]

@@ -1,0 +1,582 @@
+"""Cheap text analysis: cleaning, sentence splitting, tokens, key terms and entities.
+
+Everything here runs once per sentence of every episode in a sweep, so it is built around
+one regex pass per sentence and a memo of per-token classification (a corpus has far fewer
+distinct tokens than token occurrences).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+def word_list(text: str) -> list[str]:
+    """Split a whitespace-separated word list (kept as prose so it stays readable)."""
+    return text.split()
+
+
+# Token flags (bits). A token can carry several.
+STOP = 1  # function word
+WEAK = 2  # filler or light verb: never part of a subject
+NUM = 4  # number or version: a value, not a subject
+DATE = 8  # calendar date: too noisy to identify anything
+HOST = 16  # hostname, IP, domain
+ENV = 32  # deployment environment
+IDENT = 64  # snake_case, hyphenated compound, file name, quoted code
+CAP = 128  # Capitalised word: a name unless it opens the sentence
+NAMEY = 256  # CamelCase, ACRONYM or @handle: a name wherever it stands
+MARK = 512  # lifecycle / decision marker word
+GENERIC = 1024  # generic noun: never a name even when capitalised
+SHORT = 2048  # a single letter: too short to be a key term
+
+NOT_SUBJECT = STOP | WEAK | NUM | DATE | MARK | SHORT
+
+STOPWORDS = frozenset(
+    word_list(
+        """
+    a about above after against all am an and any are aren't as at be because been before
+    being below between both but by can can't cannot could couldn't did didn't do does
+    doesn't doing don't down during each few for from further had hadn't has hasn't have
+    haven't having he he's her here hers herself him himself his how i i'm i've if in into
+    is isn't it it's its itself let's me more most my myself no nor not of off on once only
+    or other ought our ours ourselves out over own same she should shouldn't so some such
+    than that that's the their theirs them themselves then there there's these they
+    they're this those through to too under until up very was wasn't we we'll we're we've
+    were weren't what when where which while who whom why will with won't would wouldn't
+    you you're your yours yourself yourselves us also been there'll
+    """
+    )
+)
+
+WEAK_WORDS = frozenset(
+    word_list(
+        """
+    reminder note notes fyi nb update updates also still now currently today yesterday
+    tomorrow tonight morning afternoon evening just really again please thank thanks ok
+    okay yes yeah yep lol hey hi hello run runs running ran live lives living located
+    host hosted use uses used using via get gets got make makes made thing things stuff
+    etc e.g i.e seems seem think thought guess like well actually basically quick
+    quickly sure right going gonna want wants anyway btw imo afaik utc per
+    """
+    )
+)
+
+MARK_WORDS = frozenset(
+    word_list(
+        """
+    todo fixme done closed close closing shipped archived archive wontfix won't-fix
+    snoozed snooze waiting blocked reopened reopen reopening decision decisions decided
+    decide agreed agree question finished completed resolved
+    """
+    )
+)
+
+GENERIC_WORDS = frozenset(
+    word_list(
+        """
+    database server service api app application team project system cluster queue host
+    node job pipeline repository configuration environment monday tuesday wednesday
+    thursday friday saturday sunday january february march april may june july august
+    september october november december mon tue wed thu fri sat sun jan feb mar apr jun
+    jul aug sep sept oct nov dec i
+    """
+    )
+)
+
+SYNONYMS = {
+    "postgresql": "postgres",
+    "psql": "postgres",
+    "db": "database",
+    "dbs": "database",
+    "databases": "database",
+    "k8s": "kubernetes",
+    "prod": "production",
+    "prd": "production",
+    "stg": "staging",
+    "dev": "development",
+    "preproduction": "preprod",
+    "pre-prod": "preprod",
+    "repo": "repository",
+    "repos": "repository",
+    "config": "configuration",
+    "configs": "configuration",
+    "cfg": "configuration",
+    "env": "environment",
+    "envs": "environment",
+    "infra": "infrastructure",
+    "docs": "documentation",
+    "doc": "documentation",
+    "msg": "message",
+    "msgs": "message",
+    "svc": "service",
+    "svcs": "service",
+    "deps": "dependency",
+    "dep": "dependency",
+    "rabbit": "rabbitmq",
+    "mins": "minute",
+    "secs": "second",
+    "hrs": "hour",
+}
+
+ENV_CANON = {
+    "production": "production",
+    "staging": "staging",
+    "development": "development",
+    "qa": "qa",
+    "uat": "uat",
+    "preprod": "preprod",
+    "sandbox": "sandbox",
+}
+# Parts of host names that say which environment a host belongs to.
+_HOST_ENV_PARTS = {
+    "prod": "production",
+    "prd": "production",
+    "production": "production",
+    "staging": "staging",
+    "stg": "staging",
+    "dev": "development",
+    "qa": "qa",
+    "uat": "uat",
+    "preprod": "preprod",
+    "sandbox": "sandbox",
+}
+
+# Plural stripping without a dictionary: these end in "s" and are not plurals.
+_NO_STEM = frozenset(
+    word_list(
+        """
+    postgres kubernetes jenkins status always process access analysis canvas alias series
+    news https redis sms dns aws gcs ios macos windows sometimes perhaps across whereas
+    unless yes thus plus bus its has was does this is less class address express success
+    progress bonus campus virus focus corpus census versus previous various serious
+    """
+    )
+)
+
+_FILE_EXT = word_list(
+    "py js ts tsx jsx go rs java rb php sh bash yaml yml json toml ini cfg conf md txt sql "
+    "html css env lock xml csv log service timer"
+)
+_TLDS = word_list("com net org io dev internal local lan cloud ai co eu us de uk nl svc cluster")
+
+_DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}(?:t\d[\d:.]*z?)?")
+_IP_RE = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?")
+_VERSION_RE = re.compile(r"v?(\d+(?:\.\d+)*)(?:[-+]([0-9a-z.]+))?")
+_UNIT_RE = re.compile(r"\d+(?:\.\d+)?(?:%|[kmgt]i?b|ms|s|m|h|d|x|k|rps|qps)")
+_FILE_RE = re.compile(r"[\w.-]+\.(?:" + "|".join(_FILE_EXT) + r")")
+_DOMAIN_RE = re.compile(r"[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:" + "|".join(_TLDS) + r")")
+_CAMEL_RE = re.compile(r"[a-z][A-Z]|^[A-Z]{2,}[a-z]")
+
+TOKEN_RE = re.compile(r"[@A-Za-z0-9_][\w.+#%'’-]*[\w+#%]|[A-Za-z0-9]")
+_CODE_RE = re.compile(r"`([^`\n]{1,80})`")
+
+_OWNER_RE = re.compile(
+    r"\b(@?[A-Z][a-z]+)\s+(?:owns|leads|maintains|is (?:the )?(?:owner|lead|responsible))\b"
+    r"|\b(?:owned|maintained|led|run) by\s+(@?[A-Za-z][\w-]*)"
+    r"|\b(?:owner|assignee|assigned to)\s*[:=]?\s+(@?[A-Za-z][\w-]*)"
+)
+_BULLET_RE = re.compile(r"^(?:[-*•+]|\d{1,3}[.)])\s+")
+_CHECKBOX_RE = re.compile(r"^\[([ xX])\]\s*")
+_HEADING_RE = re.compile(r"^#{1,6}(?:\s+|$)")
+_STAMP_RE = re.compile(
+    r"^\[?(?:\d{4}-\d{2}-\d{2}(?:[T ]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
+    r"|\d{1,2}:\d{2}(?::\d{2})?)\]?\s*(?:[-–—:|]\s*)?"
+)
+_SENT_SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(\[@])")
+_WS_RE = re.compile(r"\s+")
+
+
+# Per-token memo. A plain dict lookup inlined in the hot loops is several times cheaper
+# than a functools.lru_cache call; the size cap keeps a pathological corpus bounded.
+_MEMO: dict[str, tuple[str, int]] = {}
+_MEMO_MAX = 500_000
+
+
+def clear_token_memo() -> None:
+    """Forget memoised token classifications (benchmarks measure a cold start)."""
+    _MEMO.clear()
+    _CHUNKS.clear()
+
+
+def token_info(token: str) -> tuple[str, int]:
+    """Classify one token as written: return its canonical form and its flag bits."""
+    info = _MEMO.get(token)
+    if info is None:
+        if len(_MEMO) >= _MEMO_MAX:
+            _MEMO.clear()
+        info = _MEMO[token] = _classify(token)
+    return info
+
+
+def _classify(token: str) -> tuple[str, int]:
+    low = token.lower().replace("’", "'")
+    if low.endswith("'s"):
+        low = low[:-2]
+    flags = 0
+    if token[0] == "@":
+        return low[1:], NAMEY
+    if _DATE_RE.fullmatch(low):
+        return low, DATE
+    if _IP_RE.fullmatch(low):
+        return low, HOST
+    m = _VERSION_RE.fullmatch(low)
+    if m:
+        # "v16", "16" and "16.0"-style spellings of one version must compare equal.
+        return (m.group(1) + ("-" + m.group(2) if m.group(2) else "")), NUM
+    if _UNIT_RE.fullmatch(low):
+        return low, NUM
+    has_digit = any(c.isdigit() for c in low)
+    if has_digit and ("-" in low or "." in low) and any(c.isalpha() for c in low):
+        if _FILE_RE.fullmatch(low):
+            return low, IDENT
+        flags = HOST
+        for part in re.split(r"[-.]", low):
+            if part in _HOST_ENV_PARTS:
+                flags |= ENV
+        return low, flags
+    if "." in low:
+        if _FILE_RE.fullmatch(low):
+            return low, IDENT
+        if _DOMAIN_RE.fullmatch(low):
+            return low, HOST
+    if ("_" in low or ("-" in low and low not in SYNONYMS)) and low.strip("_-"):
+        return low, IDENT
+    canon = SYNONYMS.get(low, low)
+    if (
+        canon.isalpha()
+        and len(canon) > 4
+        and canon.endswith("s")
+        and not canon.endswith(("ss", "us", "is", "os", "as", "ys"))
+        and canon not in _NO_STEM
+    ):
+        canon = canon[:-3] + "y" if canon.endswith("ies") else canon[:-1]
+        canon = SYNONYMS.get(canon, canon)
+    if canon in STOPWORDS or low in STOPWORDS:
+        flags |= STOP
+    if canon in WEAK_WORDS:
+        flags |= WEAK
+    if canon in MARK_WORDS:
+        flags |= MARK
+    if canon in ENV_CANON:
+        flags |= ENV
+        canon = ENV_CANON[canon]
+    if canon in GENERIC_WORDS or flags & (STOP | WEAK | MARK | ENV):
+        flags |= GENERIC
+    elif token[0].isupper():
+        if _CAMEL_RE.search(token) or (token.isupper() and len(token) > 1 and token.isalpha()):
+            flags |= NAMEY
+        else:
+            flags |= CAP
+    if has_digit and not flags & (NUM | HOST):
+        flags |= IDENT if len(canon) > 2 else 0
+    if len(canon) < 2 and not canon.isdigit():
+        flags |= SHORT
+    return canon, flags
+
+
+@dataclass(slots=True)
+class Features:
+    """What one sentence contributes: terms, values and identity entities."""
+
+    words: int
+    content: tuple[str, ...]  # canonical non-stopword tokens in order (shingle input)
+    subject: frozenset[str]  # key terms minus values, filler and markers
+    values: frozenset[str]  # numbers and versions
+    hosts: frozenset[str]
+    envs: frozenset[str]
+    idents: frozenset[str]
+    names: frozenset[str]
+    stop_ratio: float
+
+    def entity_count(self) -> int:
+        """Count identity entities (hosts, environments, identifiers, names, values)."""
+        return (
+            len(self.hosts) + len(self.envs) + len(self.idents) + len(self.names) + len(self.values)
+        )
+
+
+# A whitespace-separated chunk ("db-staging-2).", "(host", "Decision:") is classified once:
+# its tokens, whether it opens a clause for the next token (a trailing ":") and whether
+# it opens one itself (a leading "(" or quote). str.split() plus a dict lookup per chunk
+# is several times cheaper than running the token regex over every sentence.
+_Chunk = tuple[tuple[tuple[str, int], ...], bool, bool]
+_CHUNKS: dict[str, _Chunk] = {}
+_TIME_CHUNK_RE = re.compile(r"[(\[]?\d{1,2}:\d{2}(?::\d{2})?(?:[ap]m)?[)\],.;:]*", re.I)
+
+
+def _chunk(raw: str) -> _Chunk:
+    info = _CHUNKS.get(raw)
+    if info is None:
+        if len(_CHUNKS) >= _MEMO_MAX:
+            _CHUNKS.clear()
+        if _TIME_CHUNK_RE.fullmatch(raw):
+            toks: tuple[tuple[str, int], ...] = ()
+        else:
+            toks = tuple(token_info(t) for t in TOKEN_RE.findall(raw))
+        info = _CHUNKS[raw] = (toks, raw.endswith((":", "(")), raw[:1] in "(\"'[")
+    return info
+
+
+def analyse(text: str) -> Features:
+    """Tokenise one sentence and extract its key terms and entities."""
+    content: list[str] = []
+    subject: set[str] = set()
+    values: set[str] = set()
+    hosts: set[str] = set()
+    envs: set[str] = set()
+    idents: set[str] = set()
+    names: set[str] = set()
+    words = stops = 0
+    chunks = _CHUNKS
+    initial = True
+    add_content = content.append
+    add_subject = subject.add
+    for raw in text.split():
+        info = chunks.get(raw)
+        if info is None:
+            info = _chunk(raw)
+        toks, opens_next, opens_self = info
+        if opens_self:
+            initial = True
+        words += len(toks)
+        for canon, flags in toks:
+            if not flags:  # a plain content word: by far the most common case
+                add_content(canon)
+                add_subject(canon)
+                initial = False
+                continue
+            if flags & _SKIP:
+                if flags & STOP:
+                    stops += 1
+                initial = False
+                continue
+            add_content(canon)
+            if flags & NUM:
+                values.add(canon)
+            elif not flags & NOT_SUBJECT:
+                add_subject(canon)
+            if flags & _ENTITY:
+                if flags & HOST:
+                    hosts.add(canon)
+                    if flags & ENV:
+                        envs.update(_host_envs(canon))
+                elif flags & ENV:
+                    envs.add(canon)
+                if flags & IDENT:
+                    idents.add(canon)
+                # A capitalised word opening a clause is no evidence of a name.
+                if flags & NAMEY or (flags & CAP and not initial):
+                    names.add(canon)
+            initial = False
+        if opens_next:
+            initial = True
+    if "`" in text:
+        for code in _CODE_RE.findall(text):
+            idents.add(code.strip().lower())
+    low = text.lower()
+    if "own" in low or "by " in low or "assign" in low or "lead" in low or "maintain" in low:
+        # Owners usually open the sentence ("Alice owns ..."), where capitalisation is no
+        # evidence of a name; the ownership phrase is.
+        for m in _OWNER_RE.finditer(text):
+            who = (m.group(1) or m.group(2) or m.group(3) or "").lstrip("@").lower()
+            if who and who not in STOPWORDS:
+                names.add(who)
+                subject.add(who)
+    return Features(
+        words=words,
+        content=tuple(content),
+        subject=frozenset(subject),
+        values=frozenset(values),
+        hosts=frozenset(hosts),
+        envs=frozenset(envs),
+        idents=frozenset(idents),
+        names=frozenset(names),
+        stop_ratio=stops / words if words else 0.0,
+    )
+
+
+_SKIP = STOP | DATE
+_ENTITY = HOST | ENV | IDENT | NAMEY | CAP
+
+
+def _host_envs(host: str) -> list[str]:
+    return [_HOST_ENV_PARTS[p] for p in re.split(r"[-.]", host) if p in _HOST_ENV_PARTS]
+
+
+def tokenize(text: str) -> list[str]:
+    """Return lowercase canonical word tokens, stopwords removed (the benchmark floor)."""
+    out: list[str] = []
+    chunks = _CHUNKS
+    for raw in text.split():
+        info = chunks.get(raw)
+        if info is None:
+            info = _chunk(raw)
+        for canon, flags in info[0]:
+            if not flags & STOP:
+                out.append(canon)
+    return out
+
+
+def key_terms(text: str) -> frozenset[str]:
+    """Return the subject terms and values of a text (entities included)."""
+    f = analyse(text)
+    return f.subject | f.values
+
+
+def entities(text: str) -> dict[str, frozenset[str]]:
+    """Return the identity entities of a text by kind."""
+    f = analyse(text)
+    return {
+        "host": f.hosts,
+        "env": f.envs,
+        "ident": f.idents,
+        "name": f.names,
+        "value": f.values,
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """One logical line of an episode: a heading, a bullet, a log line or a paragraph."""
+
+    text: str  # log noise (timestamps, bullets, checkbox) stripped
+    heading: bool = False
+    checkbox: str | None = None  # " " open, "x" ticked, None when there was none
+
+
+_LINE_NOISE_START = frozenset("0123456789[-*•+#")
+
+
+def blocks(content: str) -> list[Block]:
+    """Split an episode into blocks, joining wrapped paragraph lines back together."""
+    if "\n" not in content:
+        line = content.strip()
+        if line and line[0] not in _LINE_NOISE_START:
+            return [Block(line)]  # the common case: one plain line, no noise to strip
+    out: list[Block] = []
+    current: list[str] = []
+    checkbox: str | None = None
+
+    def flush() -> None:
+        nonlocal current, checkbox
+        if current:
+            out.append(Block(" ".join(current), False, checkbox))
+        current = []
+        checkbox = None
+
+    for raw in content.splitlines():
+        line = raw.strip()
+        if not line:
+            flush()
+            continue
+        if line[0] not in _LINE_NOISE_START:
+            current.append(line)
+            continue
+        if _HEADING_RE.match(line):
+            flush()
+            out.append(Block(_HEADING_RE.sub("", line).strip(), True))
+            continue
+        starts_new = False
+        stripped = line
+        if line[:1].isdigit() or line[:1] == "[":
+            stamp = _STAMP_RE.match(line)
+            if stamp and stamp.end():
+                stripped = line[stamp.end() :]
+                starts_new = True
+        bullet = _BULLET_RE.match(stripped)
+        if bullet:
+            stripped = stripped[bullet.end() :]
+            starts_new = True
+        box = _CHECKBOX_RE.match(stripped)
+        box_state = None
+        if box:
+            box_state = box.group(1).lower()
+            stripped = stripped[box.end() :]
+            starts_new = True
+        if starts_new:
+            flush()
+            checkbox = box_state
+        if stripped:
+            current.append(stripped)
+    flush()
+    return out
+
+
+def sentences(text: str) -> list[str]:
+    """Split a block's text into sentences (cheap; good enough for notes and logs)."""
+    if ". " not in text and "? " not in text and "! " not in text:
+        return [text] if text.strip() else []
+    parts = _SENT_SPLIT_RE.split(text)
+    return [p.strip() for p in parts if p.strip()]
+
+
+def normalise(text: str) -> str:
+    """Return the exact-duplicate form of a text: noise stripped, lowercased, spaced once."""
+    cleaned = " ".join(b.text for b in blocks(text))
+    return _WS_RE.sub(" ", cleaned).strip().lower().rstrip(".!;, ")
+
+
+_SHELL_CMDS = frozenset(
+    word_list(
+        """
+    sudo git cd ls cat docker kubectl npm npx pip pip3 python python3 make curl wget ssh
+    scp systemctl journalctl rm cp mv grep echo export source chmod chown tail head less
+    vim nano psql mysql redis-cli helm terraform ansible yarn pnpm poetry uv go cargo
+    brew apt apt-get yum dnf service tar unzip ps kill top htop df du mkdir touch ln
+    """
+    )
+)
+_SHELL_PROMPT_RE = re.compile(r"^(?:\$|#|>|PS>)\s+\S")
+_URL_ONLY_RE = re.compile(r"^<?https?://\S+>?$")
+
+
+def junk_reason(text: str, features: Features, heading: bool = False) -> str | None:
+    """Say why a sentence is not claim material (OpenClaw promoted exactly this), or None."""
+    stripped = text.strip()
+    if not stripped or not any(c.isalnum() for c in stripped):
+        return "empty"
+    if heading:
+        return "heading"
+    if _URL_ONLY_RE.match(stripped):
+        return "bare_url"
+    if _SHELL_PROMPT_RE.match(stripped):
+        return "shell_command"
+    if stripped.startswith("`") and stripped.endswith("`") and stripped.count("`") == 2:
+        return "code_only"
+    first = stripped.split(None, 1)[0].lower()
+    if first in _SHELL_CMDS and features.stop_ratio < 0.12:
+        return "shell_command"
+    if features.words < 4:
+        return "too_short"
+    if len(features.subject) + len(features.values) < 2:
+        return "no_content"
+    return None
+
+
+def trim_snippet(text: str, limit: int) -> str:
+    """Cut a text to at most ``limit`` characters at a sentence or clause boundary."""
+    text = _WS_RE.sub(" ", text).strip()
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    for sep in (". ", "; ", ", "):
+        cut = head.rfind(sep)
+        if cut > limit // 2:
+            return head[: cut + 1].rstrip(",; ") + " …"
+    cut = head.rfind(" ")
+    return head[: cut if cut > 0 else limit].rstrip() + " …"
+
+
+_LABEL_RE = re.compile(
+    r"^(?:reminder|note|fyi|nb|update|ps|btw|heads[- ]up|aside)\s*[:\-–—]\s*", re.IGNORECASE
+)
+
+
+def display_text(sentence: str) -> str:
+    """Strip filler labels ("Reminder:", "FYI -") so a grounded sentence reads as a claim."""
+    original = sentence.strip()
+    out = _LABEL_RE.sub("", original)
+    if out and out != original and out[0].islower():
+        out = out[0].upper() + out[1:]
+    return out

@@ -1,0 +1,144 @@
+"""Plain-data boundary of the dream-sweep engine.
+
+The service loads rows into the input dataclasses, calls ``run_sweep`` and persists the
+output dataclasses. Nothing here knows about Django; every field is a builtin, a tuple, a
+list or a dict so the service can store it as JSON without adapters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import NamedTuple
+
+KINDS = ("note", "log_entry", "chat_turn", "decision", "tool_call", "page_section", "event")
+MEMORY_TYPES = ("working", "episodic", "semantic-candidate", "procedural-candidate", "handoff-only")
+LIFECYCLES = ("active", "waiting", "done", "archived", "closed", "snoozed")
+TERMINAL_LIFECYCLES = frozenset({"done", "archived", "closed"})
+STATUSES = ("proposed", "deferred", "blocked")
+PAGES = (
+    "SYSTEM_OVERVIEW",
+    "DECISION_LOG",
+    "OPEN_QUESTIONS",
+    "RUNBOOKS",
+    "GOVERNANCE",
+    "GLOSSARY",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Ep:
+    """One episode, as the service loads it (content already normalised and redacted)."""
+
+    id: int
+    occurred_at: datetime  # tz-aware UTC
+    content: str
+    kind: str
+    memory_type: str
+    actor: str
+    source_id: int
+    source_trust: float  # 0..1, decided by the service
+    risk_flags: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovedClaim:
+    """A reviewed claim already in the semantic layer."""
+
+    id: int
+    text: str
+    page: str
+    subject_key: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RecallStats:
+    """Retrieval-trace statistics for one episode id."""
+
+    hits: int
+    distinct_queries: int
+    distinct_days: int
+    mean_score: float
+
+
+class Evidence(NamedTuple):
+    """One evidence link of a candidate: ``role`` is ``"support"`` or ``"contradict"``."""
+
+    episode_id: int
+    role: str
+
+
+class ConflictSide(NamedTuple):
+    """One side of a conflict: grounded text, its episodes, and the claim it comes from."""
+
+    text: str
+    episode_ids: tuple[int, ...]
+    claim_id: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateDraft:
+    """A proposed claim for human review; never written anywhere by the engine."""
+
+    text: str
+    page_target: str
+    section: str
+    route_reason: str
+    memory_type: str
+    score: float
+    signals: dict[str, float]
+    evidence: list[Evidence]
+    lifecycle: str
+    flags: tuple[str, ...]
+    dedupe_key: str
+    subject_key: str
+    status: str
+    blocked_reason: str | None = None
+    conflict_keys: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ConflictDraft:
+    """Two or more sides that cannot all be true; becomes an open question."""
+
+    subject: str
+    kind: str  # "value" | "reversal" | "negation"
+    sides: list[ConflictSide]
+    dedupe_key: str
+
+
+@dataclass(frozen=True, slots=True)
+class SetAside:
+    """Episodes that stay episodic for one reason: a count plus the first few ids."""
+
+    reason: str
+    count: int
+    episode_ids: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Theme:
+    """A term or subject recurring across distinct days."""
+
+    label: str
+    kind: str  # "term" | "subject"
+    days: int
+    episodes: int
+
+
+@dataclass(frozen=True, slots=True)
+class SweepResult:
+    """Everything one sweep computed; ``timings`` is excluded from equality on purpose."""
+
+    candidates: list[CandidateDraft]
+    reinforced: dict[int, list[int]]
+    conflicts: list[ConflictDraft]
+    duplicates_folded: int
+    stays_episodic: list[SetAside]
+    counts: dict[str, int]
+    themes: list[Theme]
+    diary: str
+    # Wall-clock varies run to run; keeping it out of __eq__ keeps "same input, same
+    # output" checkable with a plain ==.
+    timings: dict[str, float] = field(default_factory=dict, compare=False)

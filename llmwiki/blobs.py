@@ -1,0 +1,43 @@
+"""The content-addressed blob store for raw sources: bytes live at blobs/ab/cd/<sha256>."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+from django.conf import settings
+
+
+def blob_path(sha256: str) -> Path:
+    return Path(settings.BLOB_DIR) / sha256[:2] / sha256[2:4] / sha256
+
+
+def blob_write(data: bytes) -> tuple[str, bool]:
+    """Store `data` atomically (temp file + rename); return (sha256, newly written)."""
+    sha = hashlib.sha256(data).hexdigest()
+    path = blob_path(sha)
+    if path.exists():
+        return sha, False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return sha, True
+
+
+def blob_read(sha256: str) -> bytes:
+    return blob_path(sha256).read_bytes()
+
+
+def blob_discard(sha256: str) -> None:
+    """Remove a blob this request wrote when its transaction rolled back."""
+    blob_path(sha256).unlink(missing_ok=True)

@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+from django import forms
+
+from llmwiki.models import Episode, Project
+
+
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    widget = MultipleFileInput
+
+    def clean(self, data, initial=None):
+        if not data:
+            raise forms.ValidationError("Choose at least one file.", code="required")
+        return [super(MultipleFileField, self).clean(d, initial) for d in data]
+
+
+class UploadForm(forms.Form):
+    files = MultipleFileField(help_text="Markdown, text, JSON/JSONL transcripts, or a zip bundle.")
+
+
+class EpisodeFilterForm(forms.Form):
+    kind = forms.ChoiceField(required=False, choices=[("", "Any kind"), *Episode.Kind.choices])
+    memory_type = forms.ChoiceField(
+        required=False, choices=[("", "Any type"), *Episode.MemoryType.choices]
+    )
+    status = forms.ChoiceField(
+        required=False, choices=[("", "Any status"), *Episode.Status.choices]
+    )
+    flag = forms.CharField(required=False, max_length=60, help_text="e.g. pii:email or risk:")
+    since = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    until = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    q = forms.CharField(required=False, max_length=200, label="Text contains")
+
+
+class QuarantineDecisionForm(forms.Form):
+    decision = forms.ChoiceField(choices=[("release", "Release"), ("discard", "Discard")])
+    note = forms.CharField(max_length=1000, widget=forms.Textarea(attrs={"rows": 2}))
+
+
+class ProjectSettingsForm(forms.ModelForm):
+    class Meta:
+        model = Project
+        fields = [
+            "name",
+            "description",
+            "authority",
+            "dreaming_enabled",
+            "dream_schedule",
+            "four_eyes",
+        ]
+        widgets = {"description": forms.Textarea(attrs={"rows": 3})}

@@ -1,0 +1,400 @@
+"""Markdown and plain-text notes, plus the line walker the other markdown importers share.
+
+The walker is a single linear pass over the lines with a handful of precompiled patterns; it
+understands just enough markdown to cut at the right places: ATX and setext headings,
+fenced code (never split, `#` inside is not a heading), bullet items, ordered lists and
+thematic breaks.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .base import (
+    MAX_EPISODE_CHARS,
+    EpisodeDraft,
+    TextFile,
+    front_matter_date,
+    front_matter_str,
+    front_matter_tags,
+    has_words,
+    is_episode_text,
+    normalise,
+    parse_front_matter,
+    split_lines,
+)
+
+_ATX = re.compile(r"(#{1,6})(?:[ \t]+|$)(.*)$")
+_ATX_CLOSING = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
+_FENCE = re.compile(r"(`{3,}|~{3,})")
+_BULLET = re.compile(r"(?:[-*+]|(\d{1,9})[.)])(?:[ \t]|$)")
+_THEMATIC = re.compile(r"([-*_])(?:[ \t]*\1){2,}[ \t]*$")
+_SETEXT_H1 = re.compile(r"={2,}[ \t]*$")
+_SETEXT_H2 = re.compile(r"-{3,}[ \t]*$")
+# A sentence ends at . ! ? … (plus closing quotes/brackets) followed by whitespace, but not
+# after a digit, so that "1. Build" is never cut from its step; a list item boundary inside
+# an oversized block is also a good place to cut.
+_BOUNDARY = re.compile(r"((?<!\d)[.!?…][\"'”’)\]]*)\s+|(\n)(?=[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t])")
+
+_DECISION_HEADING = re.compile(
+    r"(?:architecture |architectural )?decisions?(?: log| records?| register)?$"
+    r"|adrs?$|decision[ _-]log$|decision:",
+    re.IGNORECASE,
+)
+_DECISION_PREFIX = re.compile(
+    r"[ \t]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?(?:\*\*|__)?decision(?:\*\*|__)?[ \t]*:",
+    re.IGNORECASE,
+)
+
+
+@dataclass(slots=True)
+class Block:
+    """A run of lines that is one episode before length splitting (paragraph, item, list)."""
+
+    kind: str  # "para" | "item" | "olist" | "fence"
+    start: int  # 1-based line number of lines[0]
+    lines: list[str]
+    indent: int = 0
+    # Inclusive (first, last) indices into `lines` of fenced code; never split inside.
+    fences: list[tuple[int, int]] = field(default_factory=list)
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.lines) - 1
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+@dataclass(slots=True)
+class Section:
+    """The blocks under one heading; `path` is the heading path (empty before any heading)."""
+
+    path: tuple[str, ...]
+    level: int
+    title: str
+    line: int  # 1-based line of the heading, 0 for the preamble
+    heading_lines: int  # 1 for ATX, 2 for setext, 0 for the preamble
+    blocks: list[Block] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return " > ".join(self.path)
+
+
+def parse_markdown(lines: list[str], start: int = 0) -> list[Section]:
+    """Split `lines[start:]` into sections of blocks in one linear pass."""
+    section = Section((), 0, "", 0, 0)
+    sections = [section]
+    stack: list[tuple[int, str]] = []
+    cur: Block | None = None
+    last: Block | None = None  # last flushed block of this section (for loose lists)
+    fence: tuple[str, int] | None = None  # (char, length) of the open fence
+    fence_from = 0
+
+    def reopen(block: Block, upto: int) -> Block:
+        # A loose list or a fence introduced by "...:" continues a block after blank lines;
+        # the blank lines are kept so that `start + index` stays the real line number.
+        section.blocks.pop()
+        block.lines.extend(lines[block.end : upto])
+        return block
+
+    def new_section(level: int, title: str, line: int, heading_lines: int) -> Section:
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        title = title.strip()
+        if title and has_words(title):
+            stack.append((level, title))
+        else:
+            title = ""  # an empty or pure-punctuation heading names nothing
+        return Section(tuple(t for _, t in stack), level, title, line, heading_lines)
+
+    n = len(lines)
+    i = start
+    while i < n:
+        line = lines[i]
+        if fence is not None:
+            assert cur is not None
+            cur.lines.append(line)
+            stripped = line.strip()
+            if (
+                stripped
+                and stripped[0] == fence[0]
+                and len(stripped) >= fence[1]
+                and stripped == stripped[0] * len(stripped)
+            ):
+                cur.fences.append((fence_from, len(cur.lines) - 1))
+                fence = None
+            i += 1
+            continue
+        s = line.lstrip()
+        if not s:
+            if cur is not None:
+                section.blocks.append(cur)
+                last, cur = cur, None
+            i += 1
+            continue
+        indent = len(line) - len(s)
+        c = s[0]
+        if c == "#" and indent < 4:
+            m = _ATX.match(s)
+            if m is not None:
+                if cur is not None:
+                    section.blocks.append(cur)
+                cur = last = None
+                title = _ATX_CLOSING.sub("", m.group(2))
+                section = new_section(len(m.group(1)), title, i + 1, 1)
+                sections.append(section)
+                i += 1
+                continue
+        elif c in "`~":
+            m = _FENCE.match(s)
+            if m is not None and not (c == "`" and "`" in s[len(m.group(1)) :]):
+                if cur is None:
+                    if last is not None and (
+                        last.lines[-1].rstrip().endswith(":")
+                        or (indent >= 2 and last.kind in ("item", "olist"))
+                    ):
+                        cur = reopen(last, i)
+                    else:
+                        cur = Block("fence", i + 1, [])
+                    last = None
+                fence = (c, len(m.group(1)))
+                fence_from = len(cur.lines)
+                cur.lines.append(line)
+                i += 1
+                continue
+        if c in "=-" and cur is not None and cur.kind == "para" and len(cur.lines) == 1:
+            level = 1 if c == "=" else 2
+            if (_SETEXT_H1 if level == 1 else _SETEXT_H2).match(s):
+                title = cur.lines[0]
+                section = new_section(level, title, cur.start, 2)
+                sections.append(section)
+                cur = last = None
+                i += 1
+                continue
+        if c in "-*_" and indent < 4 and _THEMATIC.match(s):
+            if cur is not None:
+                section.blocks.append(cur)
+            cur = last = None
+            i += 1
+            continue
+        if c in "-*+" or c.isdigit():
+            m = _BULLET.match(s)
+            if m is not None:
+                ordered = m.group(1) is not None
+                if cur is not None and cur.kind in ("item", "olist") and indent >= cur.indent + 2:
+                    cur.lines.append(line)  # nested under the current item
+                elif (
+                    cur is None
+                    and last is not None
+                    and last.kind in ("item", "olist")
+                    and (indent >= last.indent + 2 or (ordered and last.kind == "olist"))
+                ):
+                    # A loose list: a nested item, or the next step, after a blank line.
+                    cur = reopen(last, i)
+                    cur.lines.append(line)
+                    last = None
+                elif ordered and cur is not None and cur.kind in ("para", "olist"):
+                    # Steps stay with their lead-in and with each other: a procedure split
+                    # into single steps loses its meaning.
+                    cur.kind = "olist"
+                    cur.lines.append(line)
+                else:
+                    if cur is not None:
+                        section.blocks.append(cur)
+                        last = cur
+                    cur = Block("olist" if ordered else "item", i + 1, [line], indent)
+                i += 1
+                continue
+        if cur is not None:
+            cur.lines.append(line)  # paragraph line or lazy continuation
+        elif indent >= 2 and last is not None and last.kind in ("item", "olist"):
+            cur = reopen(last, i)
+            cur.lines.append(line)
+            last = None
+        else:
+            cur = Block("para", i + 1, [line], indent)
+        i += 1
+    if cur is not None:
+        if fence is not None:
+            # An unclosed fence runs to the end of the file, as in CommonMark, less the
+            # trailing blank lines.
+            while len(cur.lines) > fence_from + 1 and not cur.lines[-1].strip():
+                cur.lines.pop()
+            cur.fences.append((fence_from, len(cur.lines) - 1))
+        section.blocks.append(cur)
+    return sections
+
+
+def chunk(
+    lines: list[str],
+    first_line: int,
+    groups: list[tuple[int, int]],
+    fences: list[tuple[int, int]],
+    limit: int = MAX_EPISODE_CHARS,
+) -> list[tuple[str, int, int]]:
+    """Cut `lines` into pieces of at most ~`limit` chars; return (text, first, last line).
+
+    `groups` are inclusive line-index ranges that should stay together when they fit
+    (paragraphs of a section); a group over the limit is cut at sentence boundaries, and
+    at whitespace only for a run-on sentence. Fenced ranges are never cut, even when
+    longer than the limit.
+    """
+    text = "\n".join(lines)
+    if len(text) <= limit:
+        return [(text, first_line, first_line + len(lines) - 1)]
+    offsets = [0] * (len(lines) + 1)
+    pos = 0
+    for k, line in enumerate(lines):
+        offsets[k] = pos
+        pos += len(line) + 1
+    offsets[len(lines)] = pos
+    fence_spans = [(offsets[f], offsets[t] + len(lines[t])) for f, t in fences]
+    fence_starts = {span[0] for span in fence_spans}
+
+    units: list[tuple[int, int]] = []
+    fi = 0
+    for g_first, g_last in groups:
+        a, b = offsets[g_first], offsets[g_last] + len(lines[g_last])
+        if b - a <= limit:
+            units.append((a, b))
+            continue
+        cursor = a
+        while fi < len(fence_spans) and fence_spans[fi][1] <= a:
+            fi += 1
+        while cursor < b:
+            if fi < len(fence_spans) and fence_spans[fi][0] < b:
+                f_a, f_b = fence_spans[fi]
+                _sentence_units(text, cursor, f_a, limit, units)
+                units.append((f_a, f_b))
+                cursor = f_b
+                fi += 1
+            else:
+                _sentence_units(text, cursor, b, limit, units)
+                cursor = b
+
+    pieces: list[tuple[str, int, int]] = []
+    line_no, line_pos = first_line, 0
+    i = 0
+    while i < len(units):
+        a = units[i][0]
+        j = i
+        while j + 1 < len(units) and (
+            units[j + 1][1] - a <= limit
+            # A lead-in ("Run this:") stays with the oversized fence it introduces.
+            or (units[j + 1][0] in fence_starts and text[units[j][1] - 1] == ":")
+        ):
+            j += 1
+        b = units[j][1]
+        line_no += text.count("\n", line_pos, a)
+        line_pos = a
+        pieces.append((text[a:b], line_no, line_no + text.count("\n", a, b)))
+        i = j + 1
+    return pieces
+
+
+def _sentence_units(text: str, a: int, b: int, limit: int, units: list[tuple[int, int]]) -> None:
+    """Append sentence spans of `text[a:b]` (whitespace trimmed) to `units`."""
+    cursor = a
+    for m in _BOUNDARY.finditer(text, a, b):
+        end = m.end(1) if m.group(1) is not None else m.start()
+        _add_unit(text, cursor, end, limit, units)
+        cursor = m.end()
+    _add_unit(text, cursor, b, limit, units)
+
+
+def _add_unit(text: str, a: int, b: int, limit: int, units: list[tuple[int, int]]) -> None:
+    while a < b and text[a] in " \t\n":
+        a += 1
+    while b > a and text[b - 1] in " \t\n":
+        b -= 1
+    while b - a > limit:
+        # A run-on sentence: cut at the last whitespace that fits. A single huge token (a
+        # blob, a URL) stays whole so that the secret scanner sees it in one piece.
+        cut = max(text.rfind(" ", a, a + limit), text.rfind("\n", a, a + limit))
+        if cut <= a:
+            break
+        units.append((a, cut))
+        a = cut + 1
+        while a < b and text[a] in " \t\n":
+            a += 1
+    if b > a:
+        units.append((a, b))
+
+
+def block_pieces(block: Block, limit: int = MAX_EPISODE_CHARS) -> list[tuple[str, int, int]]:
+    """Return the pieces of one block: itself, or sentence-cut parts if it is too long."""
+    if len(block.lines) == 1 and len(block.lines[0]) <= limit:
+        return [(block.lines[0], block.start, block.start)]
+    return chunk(block.lines, block.start, [(0, len(block.lines) - 1)], block.fences, limit)
+
+
+def section_pieces(
+    lines: list[str], section: Section, limit: int = MAX_EPISODE_CHARS
+) -> list[tuple[str, int, int]]:
+    """Return a whole section (heading line included) cut into pieces at paragraph bounds."""
+    if not section.blocks:
+        return []
+    first = section.line if section.title else section.blocks[0].start
+    last = section.blocks[-1].end
+    groups: list[tuple[int, int]] = []
+    fences: list[tuple[int, int]] = []
+    if section.title:
+        groups.append((0, section.heading_lines - 1))
+    for block in section.blocks:
+        base = block.start - first
+        groups.append((base, base + len(block.lines) - 1))
+        fences.extend((base + f, base + t) for f, t in block.fences)
+    pieces = chunk(lines[first - 1 : last], first, groups, fences, limit)
+    heading_end = first + section.heading_lines - 1
+    if section.title and len(pieces) > 1 and pieces[0][2] == heading_end:
+        # An oversized first block left the heading alone; a bare heading is junk as an
+        # episode, so it leads the next piece instead.
+        (head, start, _), (text, _, end) = pieces[0], pieces[1]
+        pieces[:2] = [(f"{head}\n\n{text}", start, end)]
+    return pieces
+
+
+def is_decision_path(path: tuple[str, ...]) -> bool:
+    """Return whether any heading on `path` names a decision log (or one decision)."""
+    return any(_DECISION_HEADING.match(title) for title in path)
+
+
+def starts_with_decision(text: str) -> bool:
+    """Return whether `text` opens with a `Decision:` label (bullet or bold allowed)."""
+    return _DECISION_PREFIX.match(text) is not None
+
+
+def parse_note(file: TextFile) -> list[EpisodeDraft]:
+    """Split a markdown or plain-text note into episodes by section, then item/paragraph."""
+    lines = split_lines(file.text)
+    fields, body = parse_front_matter(lines)
+    tags = front_matter_tags(fields)
+    occurred_at = front_matter_date(fields)
+    title = front_matter_str(fields, "title")
+    author = front_matter_str(fields, "author")
+    actor = f"user:{author}" if author else "user:unknown"
+    drafts: list[EpisodeDraft] = []
+    for section in parse_markdown(lines, body):
+        label = section.label or title
+        decision_section = is_decision_path(section.path)
+        for block in section.blocks:
+            for text, first, last in block_pieces(block):
+                content = normalise(text)
+                if not is_episode_text(content):
+                    continue
+                kind = "decision" if decision_section or starts_with_decision(content) else "note"
+                drafts.append(
+                    EpisodeDraft(
+                        content=content,
+                        kind=kind,
+                        actor=actor,
+                        locator={"path": file.path, "section": label, "lines": [first, last]},
+                        occurred_at=occurred_at,
+                        tags=tags,
+                    )
+                )
+    return drafts

@@ -1,0 +1,443 @@
+"""Ingest: raw files → gate → sources (blob store) and episodes, in one transaction.
+
+Everything is parsed and gated in memory first; only then are blobs written and rows
+inserted, so a rejected file stores nothing and a crash leaves no half import. A file
+whose bytes were already imported into the project is reported `unchanged` and skipped.
+"""
+
+from __future__ import annotations
+
+import logging
+import mimetypes
+import os
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field, replace
+from datetime import datetime
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from llmwiki import archives, security
+from llmwiki.blobs import blob_discard, blob_write
+from llmwiki.errors import InputError
+from llmwiki.importers import detect
+from llmwiki.importers.base import KINDS, EpisodeDraft, TextFile
+from llmwiki.models import AuditEvent, Episode, Project, Source, bulk_insert, sha256_hex
+
+log = logging.getLogger(__name__)
+
+# Importers that read a whole tree at once; every other importer takes one file at a time.
+TREE_IMPORTERS = {"bundle", "vault"}
+# A starter bundle is reviewed memory exported from a governed wiki; the rest is draft.
+TRUST_BY_IMPORTER = {"bundle": Episode.Trust.REVIEWED}
+SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv"}
+
+
+@dataclass(frozen=True)
+class RawFile:
+    """One input: its path relative to what the user gave us, and its bytes."""
+
+    path: str
+    data: bytes
+
+
+@dataclass
+class SourceResult:
+    path: str
+    sha256: str | None
+    status: str  # new | unchanged | updated | rejected | quarantined
+    episodes: int = 0
+    flags: list[str] = field(default_factory=list)
+    error: str | None = None
+
+
+@dataclass
+class IngestReport:
+    sources: list[SourceResult] = field(default_factory=list)
+    episodes_created: int = 0
+    skipped: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "sources": [asdict(s) for s in self.sources],
+            "episodes_created": self.episodes_created,
+            "skipped": self.skipped,
+        }
+
+    @property
+    def rejected(self) -> list[SourceResult]:
+        return [s for s in self.sources if s.status == "rejected"]
+
+
+@dataclass
+class _Member:
+    """A file inside a unit that becomes one Source row (a zip is one member)."""
+
+    path: str
+    data: bytes
+    sha256: str
+    texts: list[TextFile]
+    previous: Source | None = None
+    existing: Source | None = None
+
+
+@dataclass
+class _Unit:
+    """What is imported or rejected as a whole: a file, a zip, or a bundle/vault tree."""
+
+    importer: str
+    members: list[_Member]
+    # For a zip: which importer takes which entries (a zip may hold logs and notes).
+    groups: list[tuple[str, list[str]]] | None = None
+    drafts: list[tuple[_Member, EpisodeDraft]] = field(default_factory=list)
+
+
+def limits() -> archives.Limits:
+    return archives.Limits(
+        max_file_bytes=settings.LLMWIKI_MAX_FILE_BYTES,
+        max_upload_bytes=settings.LLMWIKI_MAX_UPLOAD_BYTES,
+        max_entry_uncompressed=settings.LLMWIKI_MAX_FILE_BYTES,
+    )
+
+
+def collect_paths(paths: Iterable[Path]) -> list[RawFile]:
+    """Read files and walk directories (recursively, sorted); paths are relative to each root."""
+    files: list[RawFile] = []
+    for root in paths:
+        root = Path(root)
+        if root.is_dir():
+            for dirpath, dirnames, filenames in os.walk(root):
+                dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+                for name in sorted(filenames):
+                    full = Path(dirpath) / name
+                    if full.is_symlink():
+                        continue  # never follow links out of the tree the user named
+                    rel = full.relative_to(root).as_posix()
+                    files.append(RawFile(rel, full.read_bytes()))
+        elif root.is_file():
+            files.append(RawFile(root.name, root.read_bytes()))
+        else:
+            raise InputError(str(root), "no such file or directory")
+    return files
+
+
+def ingest_files(
+    *,
+    project: Project,
+    files: list[RawFile],
+    actor: Any,
+    importer: str | None = None,
+) -> IngestReport:
+    """Gate and store `files` into `project`; see the module docstring."""
+    lim = limits()
+    total = sum(len(f.data) for f in files)
+    if total > lim.max_upload_bytes:
+        raise InputError(
+            "upload",
+            f"{_mb(total)} in all, over the {_mb(lim.max_upload_bytes)} limit per upload",
+        )
+    if importer is not None and importer not in detect.IMPORTERS:
+        raise InputError(
+            "--importer", f"unknown importer {importer!r}; choose {', '.join(detect.IMPORTERS)}"
+        )
+
+    report = IngestReport()
+    units = _plan_units(files, importer, lim, report)
+    _attach_existing_sources(project, units)
+    ready: list[_Unit] = []
+    for unit in units:
+        if all(m.existing for m in unit.members):
+            for m in unit.members:
+                report.sources.append(SourceResult(m.path, m.sha256, "unchanged"))
+            continue
+        try:
+            _parse_unit(unit)
+        except InputError as exc:
+            for m in unit.members:
+                report.sources.append(SourceResult(m.path, m.sha256, "rejected", error=str(exc)))
+            continue
+        ready.append(unit)
+    if ready:
+        report.episodes_created = _store(project, ready, actor, report)
+    return report
+
+
+def _plan_units(
+    files: list[RawFile], importer: str | None, lim: archives.Limits, report: IngestReport
+) -> list[_Unit]:
+    units: list[_Unit] = []
+    plain: dict[str, RawFile] = {}
+    for f in files:
+        if f.path.lower().endswith(".zip"):
+            try:
+                units.append(_zip_unit(f, lim, importer))
+            except InputError as exc:
+                report.sources.append(_rejected(f, str(exc)))
+        else:
+            plain[f.path] = f
+    if not plain:
+        return units
+    groups = [(importer, list(plain))] if importer else detect.plan(list(plain))
+    for name, paths in groups:
+        if name == detect.SKIPPED:
+            report.skipped.extend(paths)
+            continue
+        if name == detect.UNSUPPORTED:
+            for p in paths:
+                report.sources.append(_rejected(plain[p], f"{p}: {detect.rejection_reason(p)}"))
+            continue
+        members = []
+        for p in paths:
+            raw = plain[p]
+            try:
+                text = archives.decode_text(p, raw.data, lim)
+            except InputError as exc:
+                report.sources.append(_rejected(raw, str(exc)))
+                continue
+            members.append(_member(raw, [TextFile(p, text)]))
+        if name in TREE_IMPORTERS:
+            if members:
+                units.append(_Unit(name, members))
+        else:
+            units.extend(_Unit(name, [m]) for m in members)
+    return units
+
+
+def _rejected(raw: RawFile, error: str) -> SourceResult:
+    return SourceResult(raw.path, sha256_hex(raw.data), "rejected", error=error)
+
+
+def _member(raw: RawFile, texts: list[TextFile]) -> _Member:
+    return _Member(path=raw.path, data=raw.data, sha256=sha256_hex(raw.data), texts=texts)
+
+
+def _zip_unit(raw: RawFile, lim: archives.Limits, importer: str | None) -> _Unit:
+    if len(raw.data) > lim.max_upload_bytes:
+        raise InputError(
+            raw.path, f"{_mb(len(raw.data))}, over the {_mb(lim.max_upload_bytes)} limit"
+        )
+    texts = [
+        TextFile(name, text) for name, text in archives.read_zip_texts(raw.path, raw.data, lim)
+    ]
+    groups = (
+        [(importer, [t.path for t in texts])] if importer else detect.plan([t.path for t in texts])
+    )
+    names = {g for g, _ in groups}
+    if detect.UNSUPPORTED in names:
+        bad = next(paths for g, paths in groups if g == detect.UNSUPPORTED)
+        raise InputError(raw.path, f"unsupported entries: {', '.join(bad[:5])}")
+    groups = [(g, paths) for g, paths in groups if g != detect.SKIPPED]
+    # One zip is one source and one unit; its importer is the tree importer if any.
+    name = next((g for g in names if g in TREE_IMPORTERS), None) or (
+        groups[0][0] if groups else "note"
+    )
+    return _Unit(name, [_member(raw, texts)], groups=groups)
+
+
+def _attach_existing_sources(project: Project, units: list[_Unit]) -> None:
+    """One query for identical bytes, one for earlier versions of the same paths."""
+    members = [m for u in units for m in u.members]
+    if not members:
+        return
+    by_sha = {
+        s.sha256: s
+        for s in Source.objects.filter(project=project, sha256__in={m.sha256 for m in members})
+    }
+    latest: dict[str, Source] = {}
+    for s in Source.objects.filter(project=project, path__in={m.path for m in members}).order_by(
+        "retrieved_at", "id"
+    ):
+        latest[s.path] = s
+    for m in members:
+        m.existing = by_sha.get(m.sha256)
+        m.previous = latest.get(m.path)
+
+
+def _parse_unit(unit: _Unit) -> None:
+    for member in unit.members:
+        if member.existing:
+            continue
+        if unit.groups is None:
+            drafts = detect.parse(unit.importer, member.texts)
+        else:
+            by_path = {t.path: t for t in member.texts}
+            drafts = []
+            for name, paths in unit.groups:
+                drafts.extend(detect.parse(name, [by_path[p] for p in paths]))
+            # Locators of zip members name the archive too: bundle.zip!SYSTEM_OVERVIEW.md
+            drafts = [_prefixed(d, member.path) for d in drafts]
+        unit.drafts.extend((member, d) for d in drafts)
+
+
+def _prefixed(draft: EpisodeDraft, archive: str) -> EpisodeDraft:
+    locator = dict(draft.locator)
+    locator["path"] = f"{archive}!{locator.get('path', '')}"
+    return replace(draft, locator=locator)
+
+
+def _store(project: Project, units: list[_Unit], actor: Any, report: IngestReport) -> int:
+    now = timezone.now()
+    written: list[str] = []
+    try:
+        for unit in units:
+            for m in unit.members:
+                if not m.existing:
+                    sha, new = blob_write(m.data)
+                    if new:
+                        written.append(sha)
+        with transaction.atomic():
+            created = _store_rows(project, units, actor, now, report)
+    except BaseException:
+        # The transaction rolled back: remove the blobs this call added, so nothing
+        # from a failed import remains anywhere.
+        for sha in written:
+            blob_discard(sha)
+        raise
+    return created
+
+
+def _store_rows(
+    project: Project, units: list[_Unit], actor: Any, now: datetime, report: IngestReport
+) -> int:
+    episodes: list[dict[str, Any]] = []
+    for unit in units:
+        trust = TRUST_BY_IMPORTER.get(unit.importer, Episode.Trust.DRAFT)
+        for m in unit.members:
+            if m.existing:
+                report.sources.append(SourceResult(m.path, m.sha256, "unchanged"))
+                continue
+            drafts = [d for owner, d in unit.drafts if owner is m]
+            known = (
+                set(m.previous.episodes.values_list("content_hash", flat=True))
+                if m.previous
+                else set()
+            )
+            rows, summary = _gate(project, drafts, trust, now, known)
+            source = Source.objects.create(
+                project=project,
+                sha256=m.sha256,
+                size=len(m.data),
+                media_type=mimetypes.guess_type(m.path)[0] or "text/plain",
+                original_name=PurePosixPath(m.path).name,
+                path=m.path,
+                importer=unit.importer,
+                retrieved_at=now,
+                previous=m.previous,
+                imported_by=actor if getattr(actor, "pk", None) else None,
+                security_summary=summary,
+            )
+            for row in rows:
+                row["source_id"] = source.pk
+            episodes.extend(rows)
+            quarantined = summary["quarantined"]
+            status = "quarantined" if quarantined else ("updated" if m.previous else "new")
+            flags = sorted(summary["flags"])
+            report.sources.append(SourceResult(m.path, m.sha256, status, len(rows), flags))
+            AuditEvent.record(
+                actor=actor,
+                action="source.ingest",
+                obj=source,
+                after={
+                    "sha256": m.sha256,
+                    "status": status,
+                    "episodes": len(rows),
+                    "quarantined": quarantined,
+                    "flags": flags,
+                },
+            )
+    bulk_insert(Episode, episodes)
+    return len(episodes)
+
+
+def _gate(
+    project: Project,
+    drafts: list[EpisodeDraft],
+    trust: str,
+    now: datetime,
+    known_hashes: set[str],
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Scan every draft; build episode rows ({attname: value}) and a value-free summary."""
+    rows: list[dict[str, Any]] = []
+    flag_counts: Counter[str] = Counter()
+    fingerprints: set[tuple[str, str]] = set()
+    seen = set(known_hashes)
+    for draft in drafts:
+        result = security.scan(draft.content)
+        content_hash = sha256_hex(result.text)
+        if content_hash in seen:
+            continue  # unchanged paragraph of a new version, or a verbatim repeat in the file
+        seen.add(content_hash)
+        flags = list(result.flags)
+        flag_counts.update(flags)
+        fingerprints.update((s.kind, s.fingerprint) for s in result.secrets)
+        rows.append(
+            {
+                "project_id": project.pk,
+                "occurred_at": draft.occurred_at or now,
+                "recorded_at": now,
+                "actor": draft.actor,
+                "kind": draft.kind,
+                "content": result.text,
+                "locator": draft.locator,
+                "memory_type": draft.memory_type,
+                "memory_type_reason": draft.memory_type_reason,
+                "trust": trust,
+                "security_class": result.security_class,
+                "flags": flags,
+                "tags": list(draft.tags),
+                "content_hash": content_hash,
+                "status": Episode.Status.QUARANTINED if result.high_risk else Episode.Status.ACTIVE,
+            }
+        )
+    summary = {
+        "flags": dict(flag_counts),
+        "secrets": [{"kind": k, "fingerprint": f} for k, f in sorted(fingerprints)],
+        "quarantined": sum(1 for r in rows if r["status"] == Episode.Status.QUARANTINED),
+    }
+    return rows, summary
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1_048_576:.1f} MB"
+
+
+def episode_record(
+    *,
+    project: Project,
+    actor: str,
+    kind: str,
+    content: str,
+    occurred_at: datetime | None = None,
+    locator: dict | None = None,
+    tags: Iterable[str] = (),
+) -> Episode:
+    """Record one event posted by an agent, through the same gate as file imports."""
+    from llmwiki.importers.classify import classify
+
+    if kind not in Episode.Kind.values:
+        raise InputError(
+            "kind", f"unknown kind {kind!r}; choose one of {', '.join(Episode.Kind.values)}"
+        )
+    if not content or not content.strip():
+        raise InputError("content", "is empty")
+    if len(content.encode()) > settings.LLMWIKI_MAX_FILE_BYTES:
+        raise InputError("content", f"over the {_mb(settings.LLMWIKI_MAX_FILE_BYTES)} limit")
+    draft = classify(
+        EpisodeDraft(
+            content=content.strip(),
+            kind=kind if kind in KINDS else "event",
+            actor=actor,
+            locator=locator or {},
+            occurred_at=occurred_at,
+            tags=tuple(tags),
+        )
+    )
+    with transaction.atomic():
+        (row,), _summary = _gate(project, [draft], Episode.Trust.DRAFT, timezone.now(), set())
+        episode = Episode.objects.create(**{**row, "kind": kind})
+        AuditEvent.record(actor=actor, action="episode.record", obj=episode, after={"kind": kind})
+    return episode
