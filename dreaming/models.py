@@ -282,3 +282,13 @@ class ConflictSide(models.Model):
 
     def __str__(self) -> str:
         return f"side {self.position} of conflict #{self.conflict_id}"
+
+
+class WorkerHeartbeat(models.Model):
+    """Last time a django-q2 worker ran the heartbeat task: "blocked" means it is stale."""
+
+    name = models.CharField(max_length=40, primary_key=True)
+    seen_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.name} seen {self.seen_at:%Y-%m-%d %H:%M:%S}"

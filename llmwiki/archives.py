@@ -113,6 +113,13 @@ _SPOOF_CHARS = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
 
 _LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")
 _LOCAL_MAGIC = b"PK\x03\x04"
+_END = struct.Struct("<4s4H2LH")
+_END_MAGIC = b"PK\x05\x06"
+_END64_LOCATOR = struct.Struct("<4sLQL")
+_END64_LOCATOR_MAGIC = b"PK\x06\x07"
+_END64_MAGIC = b"PK\x06\x06"
+# A directory record is 46 bytes plus name (at most 1024 here), extra field and comment.
+_MAX_RECORD_BYTES = 2048
 
 
 # --------------------------------------------------------------------------- helpers
@@ -361,9 +368,36 @@ def _reject(name: str, problems: list[tuple[str, str]], archive: list[str] | Non
     raise InputError(name, "; ".join(parts))
 
 
+def _directory_size(data: bytes) -> tuple[int, int] | None:
+    """Return (entry count, directory bytes) from the end record, or None if not found."""
+    pos = data.rfind(_END_MAGIC, max(0, len(data) - _END.size - 0xFFFF))
+    if pos < 0 or pos + _END.size > len(data):
+        return None
+    _sig, _disk, _cd_disk, _n_disk, count, size, _off, _comment = _END.unpack_from(data, pos)
+    loc = pos - _END64_LOCATOR.size
+    if (count == 0xFFFF or size == 0xFFFFFFFF) and loc >= 0:
+        sig, _disk, end64, _disks = _END64_LOCATOR.unpack_from(data, loc)
+        if sig == _END64_LOCATOR_MAGIC and data[end64 : end64 + 4] == _END64_MAGIC:
+            if end64 + 48 > len(data):
+                return None
+            count, size = struct.unpack_from("<QQ", data, end64 + 32)
+    return count, size
+
+
 def _open_zip(name: str, data: bytes, limits: Limits) -> zipfile.ZipFile:
     if len(data) > limits.max_upload_bytes:
         raise InputError(name, _over("upload", len(data), limits.max_upload_bytes))
+    # zipfile builds a ZipInfo per directory record before we can count them; a 50 MB
+    # upload can hold a million tiny records, so read the declared count first.
+    directory = _directory_size(data)
+    if directory is not None:
+        count, size = directory
+        if count > limits.max_entries:
+            raise InputError(name, f"too many entries ({count:,}, limit {limits.max_entries:,})")
+        if size > limits.max_entries * _MAX_RECORD_BYTES:
+            raise InputError(
+                name, f"central directory is {_size(size)}, too large (possible zip bomb)"
+            )
     try:
         return zipfile.ZipFile(io.BytesIO(data))
     except zipfile.BadZipFile as exc:

@@ -127,6 +127,10 @@ def _gate_table(chars: str, mark: str) -> bytes:
 
 _TOKEN_GATE = _gate_table(_TOKEN_CHARS, "a")
 _TOKEN_RUN_START = b"a" * _TOKEN_MIN
+# Base64 characters are a superset of token characters, so one check of this gate tells
+# both the token detectors and the encoded-blob scan whether there is anything to do.
+_B64_CHARS = _ALNUM + "+/_-"
+_LONG_RUN_GATE = _gate_table(_B64_CHARS, "a")
 # Spelled as a literal prefix so the engine can use its fast substring search.
 _TOKEN_RUN = re.compile(re.escape(_TOKEN_RUN_START) + b"a*")
 
@@ -411,6 +415,15 @@ _GENERIC = {
 }
 
 
+# Private keys come first: their bodies may contain token-like runs that must not be
+# claimed by another detector and leave the rest of the key in the text.
+_LEADING = tuple(d for d in _DETECTORS if d.kind == "private_key")
+_TOKEN_DETECTORS = tuple(d for d in _DETECTORS if d.token)
+_TRAILING = tuple(d for d in _DETECTORS if not d.token and d not in _LEADING)
+_NON_TOKEN_DETECTORS = _LEADING + _TRAILING
+_ALL_DETECTORS = _LEADING + _TOKEN_DETECTORS + _TRAILING
+
+
 def _prev_ok(text: str, start: int, not_after: str) -> bool:
     return start == 0 or text[start - 1] not in not_after
 
@@ -419,17 +432,22 @@ def _fingerprint(value: str) -> str:
     return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
-def _find_secrets(text: str, lower: str, raw: bytes | None) -> list[tuple[int, int, str]]:
+def _has_long_run(raw: bytes | None) -> bool:
+    return raw is None or _TOKEN_RUN_START in raw.translate(_LONG_RUN_GATE)
+
+
+def _find_secrets(
+    text: str, lower: str, raw: bytes | None, long_runs: bool
+) -> list[tuple[int, int, str]]:
     """Return non-overlapping ``(start, end, kind)`` spans, earlier detectors winning."""
     spans: list[tuple[int, int, str]] = []  # sorted, non-overlapping
     if raw is None:
         runs = text
-    else:
+    elif long_runs:
         gate = raw.translate(_TOKEN_GATE)
-        if _TOKEN_RUN_START in gate:
-            runs = " ".join(text[m.start() : m.end()] for m in _TOKEN_RUN.finditer(gate))
-        else:
-            runs = ""
+        runs = " ".join(text[m.start() : m.end()] for m in _TOKEN_RUN.finditer(gate))
+    else:
+        runs = ""
 
     def keep(start: int, end: int, kind: str) -> None:
         if start >= end:
@@ -441,10 +459,8 @@ def _find_secrets(text: str, lower: str, raw: bytes | None) -> list[tuple[int, i
             return
         spans.insert(i, (start, end, kind))
 
-    for det in _DETECTORS:
+    for det in _ALL_DETECTORS if runs else _NON_TOKEN_DETECTORS:
         hay = runs if det.token else lower if det.hints_lower else text
-        if not hay:
-            continue
         for hint in det.hints:
             if hint in hay:
                 break
@@ -544,7 +560,12 @@ _NUMBER_RUN = re.compile(
 _IBAN_HEAD = re.compile(r"[A-Z]{2}[0-9]{2} ")
 _NUMBER_SPLIT = re.compile(r"[ ().-]+")
 _IBAN = re.compile(r"[A-Z](?<![A-Za-z0-9].)[A-Z][0-9]{2}(?: ?[A-Z0-9]){11,32}")
-_NON_DIGIT_BYTES = bytes(b for b in range(256) if not 0x30 <= b <= 0x39)
+# Digits become "0" and separators vanish, so a run of zeros is a run of digits with
+# separators between them. _NUMBER_RUN needs nine digits, or eight after "+" or "(":
+# without such a run (dates have eight) the regex cannot match and is skipped.
+_DIGIT_GATE = bytes(0x30 if 0x30 <= b <= 0x39 else 0x78 for b in range(256))
+_DIGIT_SEPARATORS = b" ().-+"
+_EIGHT_DIGITS = b"0" * 8
 _IBAN_GATE = bytes(
     0x41 if 0x41 <= b <= 0x5A else 0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256)
 )
@@ -637,8 +658,14 @@ def _find_pii(text: str, raw: bytes | None) -> tuple[str, ...]:
     found: set[str] = set()
     if "@" in text and _has_email(text):
         found.add("pii:email")
-    # Seven digits is the least a phone number (or card) can have.
-    if raw is None or len(raw.translate(None, _NON_DIGIT_BYTES)) >= 7:
+    if raw is None:
+        numbers = True
+    else:
+        digits = raw.translate(_DIGIT_GATE, _DIGIT_SEPARATORS)
+        numbers = _EIGHT_DIGITS in digits and (
+            _EIGHT_DIGITS + b"0" in digits or b"+" in raw or b"(" in raw
+        )
+    if numbers:
         for m in _NUMBER_RUN.finditer(text):
             start = m.start()
             if start >= 5 and _IBAN_HEAD.fullmatch(text, start - 5, start):
@@ -740,10 +767,7 @@ _ADDRESSES_AI = re.compile(
     r"\b(?:ai|assistant|llm|language\s+model|agent|chatbot|gpt|claude|gemini|copilot)\s*[:,]"
 )
 
-_B64_CHARS = _ALNUM + "+/_-"
 _B64_RUN = re.compile(r"[A-Za-z0-9+/_-](?<![A-Za-z0-9+/_-].)[A-Za-z0-9+/_-]{23,}={0,2}")
-_B64_GATE = _gate_table(_B64_CHARS, "a")
-_B64_GATE_RUN = b"a" * 24
 _HEX_RUN = re.compile(r"[0-9A-Fa-f]+")
 _HASH_HEX_LENGTHS = frozenset({32, 40, 56, 64, 96, 128})  # md5, sha1, sha224/256/384/512
 _BLOB_MIN = 80
@@ -827,7 +851,7 @@ def _blob_reason(run: str) -> str | None:
     return None
 
 
-def _find_risks(text: str, lower: str, raw: bytes | None) -> list[RiskFinding]:
+def _find_risks(text: str, lower: str, raw: bytes | None, long_runs: bool) -> list[RiskFinding]:
     risks: list[RiskFinding] = []
 
     def add(flag: str, reason: str) -> None:
@@ -865,7 +889,7 @@ def _find_risks(text: str, lower: str, raw: bytes | None) -> list[RiskFinding]:
                 host = url.split("://", 1)[1].split("/", 1)[0].split("?", 1)[0]
                 add("risk:exfil_image", f"image loads external URL with query string ({host})")
 
-    if len(text) >= 24 and (raw is None or _B64_GATE_RUN in raw.translate(_B64_GATE)):
+    if long_runs:
         decodes = 0
         for m in _B64_RUN.finditer(text):
             run = m.group()
@@ -918,16 +942,18 @@ def scan(text: str, *, base_class: str = "internal") -> ScanResult:
     lower = text.lower()
     # Pure-ASCII text (the common case) gets byte-level prefilters and skips Unicode checks.
     raw = text.encode("ascii") if text.isascii() else None
-    spans = _find_secrets(text, lower, raw)
+    long_runs = _has_long_run(raw)
+    spans = _find_secrets(text, lower, raw, long_runs)
     if spans:
         text, secrets = _redact(text, spans)
         lower = text.lower()
         raw = text.encode("ascii") if raw is not None else None
+        long_runs = _has_long_run(raw)
     else:
         secrets = ()
     # PII and risks are read from the redacted text so a reason can never quote a secret.
     pii = _find_pii(text, raw)
-    risks = tuple(_find_risks(text, lower, raw))
+    risks = tuple(_find_risks(text, lower, raw, long_runs))
     if any(r.flag in _HIGH_RISK for r in risks):
         level = "high"
     elif risks:

@@ -10,6 +10,7 @@ project_patterns = [
     path("upload/", views.upload, name="upload"),
     path("episodes/", views.episode_list, name="episode_list"),
     path("quarantine/", views.quarantine, name="quarantine"),
+    path("dreaming/", include("dreaming.urls")),
 ]
 
 urlpatterns = [

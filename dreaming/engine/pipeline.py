@@ -30,10 +30,11 @@ from .cluster import core_terms, core_terms_multi, split_by_value, subject_group
 from .consolidate import REDACTION_MARK, choose, snippet, text_key
 from .dedupe import TokenHasher, exact_groups, guard_arrays, near_duplicate_groups
 from .policy import Policy
-from .reflect import Event, TopicIndex, TopicState, combine, find_marker, fold, term_themes
+from .reflect import BROAD, Event, TopicIndex, TopicState, combine, find_marker, fold, term_themes
 from .route import route
 from .score import EvidenceView, recall_for, signals, weighted
 from .text import (
+    _EMPTY,
     Features,
     analyse,
     blocks,
@@ -289,7 +290,11 @@ def run_sweep(
             # The topic terms already pin the subject; the guard only has to stop a marker
             # about one host or environment landing on another (cheap integer checks).
             eh, ee = g_host[evs[0].unit], g_env[evs[0].unit]
-            for ci in tindex.clusters_for(key):
+            matched = tindex.clusters_for(key)
+            if matched is None or len(matched) > BROAD:
+                counts["lifecycle_topics_too_broad"] += 1
+                matched = set()
+            for ci in sorted(matched):
                 if ci in own:
                     continue
                 ch, ce = g_host[clusters[ci].units[0]], g_env[clusters[ci].units[0]]
@@ -545,23 +550,36 @@ def run_sweep(
 
 
 def _aggregate(feats: Sequence[Features]) -> Features:
-    """Combine sentence features into whole-episode features (for near-duplicate checks)."""
+    """Combine sentence features into whole-episode features for the near-duplicate pass.
+
+    Only what that pass reads is combined (content and identity); the subject union is
+    left empty because episodes are never clustered by subject, sentences are.
+    """
     content: list[str] = []
     words = 0
     stops = 0.0
+    sets: list[set[str] | None] = [None] * 5
     for f in feats:
         content.extend(f.content)
         words += f.words
         stops += f.stop_ratio * f.words
+        for k, part in enumerate((f.values, f.hosts, f.envs, f.idents, f.names)):
+            if part:
+                got = sets[k]
+                if got is None:
+                    sets[k] = set(part)
+                else:
+                    got |= part
+    values, hosts, envs, idents, names = (frozenset(x) if x else _EMPTY for x in sets)
     return Features(
         words=words,
         content=tuple(content),
-        subject=frozenset().union(*(f.subject for f in feats)),
-        values=frozenset().union(*(f.values for f in feats)),
-        hosts=frozenset().union(*(f.hosts for f in feats)),
-        envs=frozenset().union(*(f.envs for f in feats)),
-        idents=frozenset().union(*(f.idents for f in feats)),
-        names=frozenset().union(*(f.names for f in feats)),
+        subject=_EMPTY,
+        values=values,
+        hosts=hosts,
+        envs=envs,
+        idents=idents,
+        names=names,
         stop_ratio=stops / words if words else 0.0,
     )
 

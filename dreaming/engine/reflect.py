@@ -223,6 +223,9 @@ def lifecycle_for(events: Sequence[Event], now: datetime) -> tuple[str, Event | 
     return combine([fold(events)], now)
 
 
+BROAD = 1000  # see TopicIndex.clusters_for
+
+
 def topic_need(k: int) -> int:
     """How many of a k-term topic a cluster must hold for the marker to apply to it.
 
@@ -241,19 +244,28 @@ class TopicIndex:
             for t in core:
                 self._postings.setdefault(t, set()).add(ci)
 
-    def clusters_for(self, topic: frozenset[str]) -> set[int]:
-        """Return clusters holding the topic's terms (two thirds of them past three)."""
+    def clusters_for(self, topic: frozenset[str]) -> set[int] | None:
+        """Return clusters holding the topic's terms (two thirds of them past three).
+
+        Returns None when the topic is too broad to name one line of work: even its
+        rarest term is a core term of more than ``BROAD`` facts. Such a marker ("Done:
+        deploy") then speaks only for its own sentence's cluster. Besides being the
+        cautious reading, this bounds the work per marker, which otherwise grows with
+        the corpus and made lifecycle quadratic.
+        """
         if not topic:
             return set()
         need = topic_need(len(topic))
         lists = sorted((self._postings.get(t, set()) for t in topic), key=len)
+        if len(lists[0]) > BROAD:
+            return None
         if need == len(lists):
-            return set.intersection(*lists) if lists[0] else set()
+            return set.intersection(*lists)
         out: set[int] = set()
-        # Any cluster covering `need` terms holds one of the len-need+1 rarest, so only
-        # combinations starting there are intersected; topics have at most six terms.
+        # Combinations come smallest-first; one whose rarest list is already broad adds
+        # only cost, never a specific match.
         for combo in combinations(lists, need):
-            if combo[0]:
+            if combo[0] and len(combo[0]) <= BROAD:
                 out |= set.intersection(*combo)
         return out
 

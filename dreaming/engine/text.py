@@ -299,9 +299,12 @@ class Features:
 # A whitespace-separated chunk ("db-staging-2).", "(host", "Decision:") is classified once:
 # its tokens, whether it opens a clause for the next token (a trailing ":") and whether
 # it opens one itself (a leading "(" or quote). str.split() plus a dict lookup per chunk
-# is several times cheaper than running the token regex over every sentence.
-_Chunk = tuple[tuple[tuple[str, int], ...], bool, bool]
+# is several times cheaper than running the token regex over every sentence. The two
+# commonest chunks get compact encodings the hot loop tests first: a plain content word
+# is stored as its canonical string, a lone stopword as ``_STOP_CHUNK``.
+_Chunk = str | int | tuple[tuple[tuple[str, int], ...], bool, bool]
 _CHUNKS: dict[str, _Chunk] = {}
+_STOP_CHUNK = 0
 _TIME_CHUNK_RE = re.compile(r"[(\[]?\d{1,2}:\d{2}(?::\d{2})?(?:[ap]m)?[)\],.;:]*", re.I)
 
 
@@ -314,8 +317,17 @@ def _chunk(raw: str) -> _Chunk:
             toks: tuple[tuple[str, int], ...] = ()
         else:
             toks = tuple(token_info(t) for t in TOKEN_RE.findall(raw))
-        info = _CHUNKS[raw] = (toks, raw.endswith((":", "(")), raw[:1] in "(\"'[")
+        opens_next = raw.endswith((":", "("))
+        opens_self = raw[:1] in "(\"'["
+        if len(toks) == 1 and not opens_next and not opens_self and toks[0][1] in (0, STOP):
+            info = toks[0][0] if toks[0][1] == 0 else _STOP_CHUNK
+        else:
+            info = (toks, opens_next, opens_self)
+        _CHUNKS[raw] = info
     return info
+
+
+_EMPTY: frozenset[str] = frozenset()
 
 
 def analyse(text: str) -> Features:
@@ -323,10 +335,11 @@ def analyse(text: str) -> Features:
     content: list[str] = []
     subject: set[str] = set()
     values: set[str] = set()
-    hosts: set[str] = set()
-    envs: set[str] = set()
-    idents: set[str] = set()
-    names: set[str] = set()
+    # Entity sets are usually empty; they are created on first use.
+    hosts: set[str] | None = None
+    envs: set[str] | None = None
+    idents: set[str] | None = None
+    names: set[str] | None = None
     words = stops = 0
     chunks = _CHUNKS
     initial = True
@@ -336,12 +349,23 @@ def analyse(text: str) -> Features:
         info = chunks.get(raw)
         if info is None:
             info = _chunk(raw)
+        if type(info) is str:  # plain content word
+            add_content(info)
+            add_subject(info)
+            words += 1
+            initial = False
+            continue
+        if info is _STOP_CHUNK:
+            words += 1
+            stops += 1
+            initial = False
+            continue
         toks, opens_next, opens_self = info
         if opens_self:
             initial = True
         words += len(toks)
         for canon, flags in toks:
-            if not flags:  # a plain content word: by far the most common case
+            if not flags:
                 add_content(canon)
                 add_subject(canon)
                 initial = False
@@ -358,40 +382,51 @@ def analyse(text: str) -> Features:
                 add_subject(canon)
             if flags & _ENTITY:
                 if flags & HOST:
+                    if hosts is None:
+                        hosts = set()
                     hosts.add(canon)
                     if flags & ENV:
+                        if envs is None:
+                            envs = set()
                         envs.update(_host_envs(canon))
                 elif flags & ENV:
+                    if envs is None:
+                        envs = set()
                     envs.add(canon)
                 if flags & IDENT:
+                    if idents is None:
+                        idents = set()
                     idents.add(canon)
                 # A capitalised word opening a clause is no evidence of a name.
                 if flags & NAMEY or (flags & CAP and not initial):
+                    if names is None:
+                        names = set()
                     names.add(canon)
             initial = False
         if opens_next:
             initial = True
     if "`" in text:
-        for code in _CODE_RE.findall(text):
-            idents.add(code.strip().lower())
-    low = text.lower()
-    if "own" in low or "by " in low or "assign" in low or "lead" in low or "maintain" in low:
+        codes = _CODE_RE.findall(text)
+        if codes:
+            idents = (idents or set()) | {c.strip().lower() for c in codes}
+    if "own" in text or " by " in text or "ssign" in text or "ead" in text or "aintain" in text:
         # Owners usually open the sentence ("Alice owns ..."), where capitalisation is no
         # evidence of a name; the ownership phrase is.
         for m in _OWNER_RE.finditer(text):
             who = (m.group(1) or m.group(2) or m.group(3) or "").lstrip("@").lower()
             if who and who not in STOPWORDS:
+                names = names or set()
                 names.add(who)
                 subject.add(who)
     return Features(
         words=words,
         content=tuple(content),
         subject=frozenset(subject),
-        values=frozenset(values),
-        hosts=frozenset(hosts),
-        envs=frozenset(envs),
-        idents=frozenset(idents),
-        names=frozenset(names),
+        values=frozenset(values) if values else _EMPTY,
+        hosts=frozenset(hosts) if hosts else _EMPTY,
+        envs=frozenset(envs) if envs else _EMPTY,
+        idents=frozenset(idents) if idents else _EMPTY,
+        names=frozenset(names) if names else _EMPTY,
         stop_ratio=stops / words if words else 0.0,
     )
 
@@ -412,9 +447,10 @@ def tokenize(text: str) -> list[str]:
         info = chunks.get(raw)
         if info is None:
             info = _chunk(raw)
-        for canon, flags in info[0]:
-            if not flags & STOP:
-                out.append(canon)
+        if type(info) is str:
+            out.append(info)
+        elif info is not _STOP_CHUNK:
+            out.extend(canon for canon, flags in info[0] if not flags & STOP)
     return out
 
 

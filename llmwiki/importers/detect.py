@@ -63,6 +63,8 @@ def rejection_reason(path: str) -> str:
         return "dreaming artifact: dreaming's own output is never ingested"
     if _is_hidden(cleaned):
         return "hidden file or folder: not project material"
+    if cleaned.endswith("/") or not cleaned:
+        return "a folder entry, not a file"
     suffix = posixpath.splitext(cleaned)[1].lower() or "(none)"
     accepted = ", ".join(NOTE_SUFFIXES + TRANSCRIPT_SUFFIXES)
     return f"unsupported file type {suffix}: importers take {accepted}"
@@ -92,7 +94,7 @@ def plan(files: list[TextFile] | list[str]) -> list[tuple[str, list[str]]]:
     for path in paths:
         c = cleaned[path]
         lower = c.lower()
-        if is_dreaming_artifact(c) or _is_hidden(c):
+        if is_dreaming_artifact(c) or _is_hidden(c) or c.endswith("/") or not c:
             groups[SKIPPED].append(path)
         elif posixpath.dirname(c) in bundles and basename(c).upper() in _BUNDLE_NAMES:
             bundles[posixpath.dirname(c)].append(path)

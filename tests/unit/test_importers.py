@@ -742,6 +742,10 @@ def test_plan_skips_dreaming_artifacts_and_hidden_files_with_a_reason() -> None:
     assert rejection_reason("DREAMS.md").startswith("dreaming artifact")
     assert rejection_reason(".obsidian/workspace.json").startswith("hidden")
     assert rejection_reason("a/b.png").startswith("unsupported file type .png")
+    assert plan(["export/", "export/notes.md"]) == [
+        ("note", ["export/notes.md"]),
+        ("skipped", ["export/"]),
+    ]
 
 
 def test_plan_rejects_json_that_is_not_a_transcript() -> None:

@@ -1,0 +1,48 @@
+"""Read-side shapes shared by the command line, the JSON API and the pages."""
+
+from __future__ import annotations
+
+from dreaming.models import Candidate, Conflict
+from llmwiki.models import Episode
+
+
+def evidence_document(episode: Episode, role: str = "support") -> dict:
+    return {
+        "episode_id": episode.pk,
+        "locator": episode.locator,
+        "source_sha256": episode.source.sha256 if episode.source else None,
+        "role": role,
+    }
+
+
+def candidate_document(candidate: Candidate) -> dict:
+    """Needs `evidence__episode__source` prefetched to stay at a constant query count."""
+    return {
+        "id": candidate.pk,
+        "text": candidate.text,
+        "page_target": candidate.page_target,
+        "score": round(candidate.score, 4),
+        "signals": candidate.signals,
+        "status": candidate.status,
+        "lifecycle": candidate.lifecycle,
+        "flags": candidate.flags,
+        "evidence": [evidence_document(e.episode, e.role) for e in candidate.evidence.all()],
+    }
+
+
+def conflict_document(conflict: Conflict) -> dict:
+    """Needs `sides__evidence__source` prefetched."""
+    return {
+        "id": conflict.pk,
+        "status": conflict.status,
+        "kind": conflict.kind,
+        "subject": conflict.subject,
+        "sides": [
+            {
+                "text": side.text,
+                "claim_id": side.claim_id,
+                "evidence": [evidence_document(e) for e in side.evidence.all()],
+            }
+            for side in conflict.sides.all()
+        ],
+    }

@@ -1,0 +1,544 @@
+"""Dream sweeps: request, execute (with a lease and an attempt cap), persist, preview.
+
+The engine (`dreaming.engine`) is pure; this module loads its input from the database and
+writes its output. A sweep writes candidates, conflicts and evidence links only — never
+claims or pages: approved memory changes only through a human review.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import defaultdict
+from dataclasses import asdict, dataclass
+from datetime import date, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import QuerySet
+from django.db.models.functions import Length
+from django.utils import timezone
+
+from dreaming.engine import pipeline, select
+from dreaming.engine.policy import Policy, PolicyError
+from dreaming.engine.types import ApprovedClaim, Ep, RecallStats, SweepResult
+from dreaming.models import (
+    Candidate,
+    CandidateEvidence,
+    Conflict,
+    ConflictSide,
+    DreamRun,
+    WorkerHeartbeat,
+)
+from llmwiki.models import (
+    SECURITY_RANK,
+    AuditEvent,
+    Claim,
+    Episode,
+    Project,
+    RecallTrace,
+    SecurityClass,
+)
+
+log = logging.getLogger(__name__)
+
+# A run's lease outlives the task timeout, so a worker killed mid-sweep frees the project
+# once the lease lapses; django-q2 redelivers after `retry`, which is longer still.
+LEASE = timedelta(seconds=settings.Q_CLUSTER["timeout"] + 60)
+# django-q2 would redeliver a task that kills its worker forever (django-q2#327).
+MAX_ATTEMPTS = 3
+RECALL_WINDOW = timedelta(days=90)
+HEARTBEAT_STALE = timedelta(minutes=3)
+SOURCE_TRUST = {"bundle": 1.0, "vault": 0.8, "note": 0.8, "daily_log": 0.6, "transcript": 0.5}
+TRUST_LABEL = {Episode.Trust.APPROVED: 1.0, Episode.Trust.REVIEWED: 0.9}
+PHASES = ("light", "rem", "deep", "settle")
+
+
+class DreamBusy(Exception):
+    """A sweep is already queued or running for the project."""
+
+    def __init__(self, run: DreamRun) -> None:
+        self.run = run
+        super().__init__(
+            f"dream run #{run.pk} is already {run.status} for {run.project.slug}; "
+            "wait for it to finish"
+        )
+
+
+def project_policy(project: Project) -> Policy:
+    """The project's validated policy (raises PolicyError naming the bad field)."""
+    return Policy.from_dict(project.dream_policy or None)
+
+
+@transaction.atomic
+def policy_update(*, project: Project, policy: dict, actor: Any) -> Policy:
+    """Validate and store a dreaming policy; the audit row keeps before and after."""
+    validated = Policy.from_dict(policy)
+    before = project.dream_policy
+    project.dream_policy = validated.to_dict()
+    project.save(update_fields=["dream_policy"])
+    AuditEvent.record(
+        actor=actor, action="project.policy", obj=project, before=before, after=project.dream_policy
+    )
+    return validated
+
+
+def dream_request(
+    *,
+    project: Project,
+    trigger: str,
+    actor: Any = None,
+    backfill: tuple[date, date] | None = None,
+    enqueue: bool = True,
+) -> DreamRun:
+    """Create a queued run (one open run per project) and hand it to a worker on commit."""
+    if backfill is not None and backfill[0] > backfill[1]:
+        raise ValueError(f"backfill range starts after it ends: {backfill[0]} > {backfill[1]}")
+    if trigger == DreamRun.Trigger.SCHEDULE and not project.dreaming_enabled:
+        raise ValueError(f"dreaming is disabled for {project.slug}")
+    now = timezone.now()
+    with transaction.atomic():
+        _abandon_expired(project, now)
+        try:
+            with transaction.atomic():
+                run = DreamRun.objects.create(
+                    project=project,
+                    trigger=trigger,
+                    requested_by=actor if getattr(actor, "pk", None) else None,
+                    backfill_from=backfill[0] if backfill else None,
+                    backfill_to=backfill[1] if backfill else None,
+                    lease_expires_at=now + LEASE,
+                    phases={p: {"status": "pending"} for p in PHASES},
+                )
+        except IntegrityError:
+            raise DreamBusy(open_run(project)) from None
+        AuditEvent.record(actor=actor, action=f"dream.{trigger}", obj=run, after={"run": run.pk})
+    if enqueue:
+        from django_q.tasks import async_task
+
+        transaction.on_commit(lambda: async_task("dreaming.tasks.dream_run", run.pk))
+    return run
+
+
+def _abandon_expired(project: Project, now) -> None:
+    for run in DreamRun.objects.filter(
+        project=project, status__in=DreamRun.OPEN_STATUSES, lease_expires_at__lt=now
+    ):
+        run.status = DreamRun.Status.ABANDONED
+        run.error = f"lease expired at {run.lease_expires_at:%Y-%m-%d %H:%M:%S} (worker gone?)"
+        run.finished_at = now
+        run.save(update_fields=["status", "error", "finished_at"])
+        AuditEvent.record(actor="system", action="dream.abandon", obj=run, note=run.error)
+
+
+def dream_execute(*, run_id: int) -> DreamRun:
+    """Run one sweep; safe to call twice for the same run (at-least-once delivery)."""
+    run = _claim(run_id)
+    if run is None:
+        return DreamRun.objects.get(pk=run_id)
+    started = time.perf_counter()
+    try:
+        _settle(run, _compute(run), started)
+    except Exception as exc:
+        log.exception("dream run %s failed", run.pk)
+        _fail(run, f"{type(exc).__name__}: {exc}", started)
+    run.refresh_from_db()
+    return run
+
+
+def _claim(run_id: int) -> DreamRun | None:
+    """Take the lease, or return None when the run is finished or someone else holds it."""
+    now = timezone.now()
+    with transaction.atomic():
+        run = DreamRun.objects.select_for_update().select_related("project").get(pk=run_id)
+        if not run.is_open:
+            return None
+        if run.status == DreamRun.Status.RUNNING and run.lease_expires_at > now:
+            return None
+        run.attempts += 1
+        if run.attempts > MAX_ATTEMPTS:
+            run.status = DreamRun.Status.FAILED
+            run.error = f"gave up after {MAX_ATTEMPTS} attempts (the worker kept dying)"
+            run.finished_at = now
+            run.save(update_fields=["attempts", "status", "error", "finished_at"])
+            AuditEvent.record(actor="system", action="dream.gave_up", obj=run, note=run.error)
+            return None
+        run.status = DreamRun.Status.RUNNING
+        run.started_at = run.started_at or now
+        run.lease_expires_at = now + LEASE
+        run.watermark_before = run.project.dream_watermark
+        run.phases = {p: {"status": "pending"} for p in PHASES}
+        run.phases["light"] = {"status": "running"}
+        run.save(
+            update_fields=[
+                "attempts",
+                "status",
+                "started_at",
+                "lease_expires_at",
+                "watermark_before",
+                "phases",
+            ]
+        )
+    return run
+
+
+@dataclass
+class _Computed:
+    result: SweepResult
+    batch: select.Batch
+    bytes_read: int
+    security: dict[int, str]  # episode id -> class, for the classes stricter than internal
+
+
+def _compute(run: DreamRun) -> _Computed:
+    project = run.project
+    policy = project_policy(project)
+    backfill = (run.backfill_from, run.backfill_to) if run.backfill_from else None
+    dreamable = Episode.objects.dreamable().filter(project=project)
+    if backfill:
+        candidates = dreamable.filter(
+            occurred_at__date__gte=backfill[0], occurred_at__date__lte=backfill[1]
+        )
+    else:
+        candidates = dreamable.filter(id__gt=project.dream_watermark)
+    rows = (
+        (pk, occurred.date(), n)
+        for pk, occurred, n in candidates.values_list("id", "occurred_at", Length("content"))
+        .order_by("id")
+        .iterator(chunk_size=5000)
+    )
+    first_run = project.dream_watermark == 0 and backfill is None
+    batch = select.plan_batch(rows, policy, first_run=first_run, backfill=backfill)
+    episodes = _load_episodes(project, batch.ids)
+    _phase(run, "light", status="running", selected=len(episodes), note=batch.note)
+    claims = [
+        ApprovedClaim(pk, text, page, subject or None)
+        for pk, text, page, subject in Claim.objects.filter(
+            project=project, status=Claim.Status.APPROVED
+        ).values_list("id", "text", "page__key", "subject_key")
+    ]
+    result = pipeline.run_sweep(
+        episodes.values(),
+        approved_claims=claims,
+        recall=_recall_stats(project, set(episodes)),
+        policy=policy,
+        now=timezone.now(),
+        live_episode_ids=set(episodes),
+    )
+    return _Computed(
+        result=result,
+        batch=batch,
+        bytes_read=sum(len(e.content.encode()) for e in episodes.values()),
+        security=dict(
+            _in_range(project, batch.ids)
+            .exclude(security_class=SecurityClass.INTERNAL)
+            .values_list("id", "security_class")
+        ),
+    )
+
+
+def _load_episodes(project: Project, ids: tuple[int, ...]) -> dict[int, Ep]:
+    """Load the batch by id range (an `IN` of 100k ids would exceed SQLite's limits)."""
+    if not ids:
+        return {}
+    wanted = set(ids)
+    out: dict[int, Ep] = {}
+    qs = (
+        _in_range(project, ids)
+        .filter(status=Episode.Status.ACTIVE)
+        .values_list(
+            "id",
+            "occurred_at",
+            "content",
+            "kind",
+            "memory_type",
+            "actor",
+            "source_id",
+            "source__importer",
+            "trust",
+            "flags",
+            "tags",
+        )
+        .order_by("id")
+    )
+    for (
+        pk,
+        occurred,
+        content,
+        kind,
+        mtype,
+        actor,
+        source_id,
+        importer,
+        trust,
+        flags,
+        tags,
+    ) in qs.iterator(chunk_size=5000):
+        if pk not in wanted:
+            continue
+        out[pk] = Ep(
+            id=pk,
+            occurred_at=occurred,
+            content=content,
+            kind=kind,
+            memory_type=mtype,
+            actor=actor,
+            source_id=source_id or 0,
+            source_trust=TRUST_LABEL.get(trust, SOURCE_TRUST.get(importer or "", 0.5)),
+            risk_flags=tuple(flags),
+            tags=tuple(tags),
+        )
+    return out
+
+
+def _in_range(project: Project, ids) -> QuerySet[Episode]:
+    """Episodes of the project between the smallest and largest of `ids`.
+
+    Batches are id ranges with few gaps; filtering by range and intersecting in Python
+    avoids an `IN` list of 100k parameters, over SQLite's limit.
+    """
+    if not ids:
+        return Episode.objects.none()
+    return Episode.objects.filter(project=project, id__gte=min(ids), id__lte=max(ids))
+
+
+def _recall_stats(project: Project, episode_ids: set[int]) -> dict[int, RecallStats]:
+    """Aggregate recent retrieval traces per episode: hits, distinct queries and days."""
+    since = timezone.now() - RECALL_WINDOW
+    hits: dict[int, list[tuple[str, date, float]]] = defaultdict(list)
+    traces = RecallTrace.objects.filter(project=project, at__gte=since).values_list(
+        "query", "at", "episode_ids", "scores"
+    )
+    for query, at, ids, scores in traces.iterator(chunk_size=2000):
+        for i, pk in enumerate(ids):
+            if pk in episode_ids:
+                score = scores[i] if i < len(scores) else 0.0
+                hits[pk].append((query.strip().lower(), at.date(), float(score)))
+    return {
+        pk: RecallStats(
+            hits=len(h),
+            distinct_queries=len({q for q, _, _ in h}),
+            distinct_days=len({d for _, d, _ in h}),
+            mean_score=sum(s for _, _, s in h) / len(h),
+        )
+        for pk, h in hits.items()
+    }
+
+
+def _phase(run: DreamRun, name: str, **state: Any) -> None:
+    run.phases[name] = {**run.phases.get(name, {}), **state}
+    DreamRun.objects.filter(pk=run.pk).update(phases=run.phases)
+
+
+def _settle(run: DreamRun, computed: _Computed, started: float) -> None:
+    result, batch = computed.result, computed.batch
+    timings = result.timings
+    for phase in ("light", "rem", "deep"):
+        run.phases[phase] = {
+            **run.phases.get(phase, {}),
+            "status": "done",
+            "seconds": round(sum(v for k, v in timings.items() if k.startswith(phase)), 3),
+        }
+    counts = {
+        "selected": len(batch.ids),
+        "proposed": sum(1 for c in result.candidates if c.status == "proposed"),
+        "deferred": sum(1 for c in result.candidates if c.status == "deferred"),
+        "blocked": sum(1 for c in result.candidates if c.status == "blocked"),
+        "duplicates": result.duplicates_folded,
+        "conflicts": len(result.conflicts),
+        "reinforced": len(result.reinforced),
+        "older_left": batch.older_left,
+        "remaining": batch.remaining,
+        **{f"engine_{k}": v for k, v in result.counts.items()},
+    }
+    with transaction.atomic():
+        if not run.is_preview:
+            counts.update(_persist(run, computed))
+        run.status = DreamRun.Status.SUCCEEDED if batch.ids else DreamRun.Status.NOOP
+        run.counts = counts
+        run.bytes_read = computed.bytes_read
+        run.diary = result.diary
+        run.preview = _preview(result) if run.is_preview else None
+        run.phases["settle"] = {"status": "done"}
+        run.finished_at = timezone.now()
+        run.duration_ms = int((time.perf_counter() - started) * 1000)
+        run.lease_expires_at = None
+        advance = (
+            not run.is_preview and batch.watermark_after is not None and run.backfill_from is None
+        )
+        run.watermark_after = batch.watermark_after if advance else run.watermark_before
+        run.save()
+        if advance:
+            Project.objects.filter(pk=run.project_id).update(dream_watermark=batch.watermark_after)
+        AuditEvent.record(
+            actor="system",
+            action="dream.settle",
+            obj=run,
+            after={k: counts[k] for k in ("selected", "proposed", "conflicts", "blocked")},
+        )
+
+
+def _persist(run: DreamRun, computed: _Computed) -> dict[str, int]:
+    """Write candidates, evidence, conflicts and reinforcements; idempotent by dedupe key."""
+    project, result, security = run.project, computed.result, computed.security
+    # Rehydrate inside the write transaction: evidence erased or quarantined since the
+    # engine read it must not reach a reviewer.
+    referenced = {e.episode_id for c in result.candidates for e in c.evidence}
+    referenced.update(i for d in result.conflicts for side in d.sides for i in side.episode_ids)
+    live = referenced & set(
+        _in_range(project, referenced)
+        .filter(status=Episode.Status.ACTIVE)
+        .values_list("id", flat=True)
+    )
+    drafts = [c for c in result.candidates if all(e.episode_id in live for e in c.evidence)]
+    existing = dict(
+        Candidate.objects.filter(
+            project=project, dedupe_key__in=[c.dedupe_key for c in drafts]
+        ).values_list("dedupe_key", "id")
+    )
+    now = timezone.now()
+    new = [
+        Candidate(
+            project=project,
+            run=run,
+            text=c.text,
+            page_target=c.page_target,
+            section=c.section,
+            route_reason=c.route_reason,
+            memory_type=c.memory_type,
+            score=c.score,
+            signals=c.signals,
+            lifecycle=c.lifecycle,
+            flags=list(c.flags),
+            security_class=_max_security(security.get(e.episode_id) for e in c.evidence),
+            dedupe_key=c.dedupe_key,
+            subject_key=c.subject_key,
+            status=c.status,
+            blocked_reason=c.blocked_reason or "",
+            created_at=now,
+            updated_at=now,
+        )
+        for c in drafts
+        if c.dedupe_key not in existing
+    ]
+    Candidate.objects.bulk_create(new, batch_size=500)
+    ids = dict(
+        Candidate.objects.filter(
+            project=project, dedupe_key__in=[c.dedupe_key for c in drafts]
+        ).values_list("dedupe_key", "id")
+    )
+    CandidateEvidence.objects.bulk_create(
+        [
+            CandidateEvidence(candidate_id=ids[c.dedupe_key], episode_id=e.episode_id, role=e.role)
+            for c in drafts
+            for e in c.evidence
+        ],
+        batch_size=1000,
+        ignore_conflicts=True,
+    )
+    new_conflicts = 0
+    known = set(
+        Conflict.objects.filter(
+            project=project, dedupe_key__in=[d.dedupe_key for d in result.conflicts]
+        ).values_list("dedupe_key", flat=True)
+    )
+    for draft in result.conflicts:
+        if draft.dedupe_key in known:
+            continue
+        conflict = Conflict.objects.create(
+            project=project,
+            run=run,
+            subject=draft.subject[:300],
+            kind=draft.kind,
+            dedupe_key=draft.dedupe_key,
+        )
+        for position, side in enumerate(draft.sides):
+            row = ConflictSide.objects.create(
+                conflict=conflict,
+                position=position,
+                text=side.text,
+                claim_id=side.claim_id,
+            )
+            row.evidence.add(*[i for i in side.episode_ids if i in live])
+        new_conflicts += 1
+    for claim_id, episode_ids in result.reinforced.items():
+        claim = Claim.objects.get(pk=claim_id, project=project)
+        claim.evidence.add(*episode_ids)
+        AuditEvent.record(
+            actor="system", action="claim.reinforce", obj=claim, after={"episodes": episode_ids}
+        )
+    return {
+        "new_candidates": len(new),
+        "new_conflicts": new_conflicts,
+        "rehydrate_dropped_late": len(result.candidates) - len(drafts),
+    }
+
+
+def _max_security(classes) -> str:
+    best = SecurityClass.INTERNAL
+    for c in classes:
+        if c and SECURITY_RANK[c] > SECURITY_RANK[best]:
+            best = c
+    return best
+
+
+def _preview(result: SweepResult) -> dict[str, Any]:
+    """What a real run would do, in a JSON shape the run page renders."""
+    return {
+        "candidates": [
+            {
+                "text": c.text,
+                "page_target": c.page_target,
+                "route_reason": c.route_reason,
+                "score": round(c.score, 3),
+                "status": c.status,
+                "blocked_reason": c.blocked_reason,
+                "evidence": len(c.evidence),
+                "flags": list(c.flags),
+            }
+            for c in result.candidates
+        ],
+        "conflicts": [
+            {"subject": d.subject, "kind": d.kind, "sides": [s.text for s in d.sides]}
+            for d in result.conflicts
+        ],
+        "stays_episodic": [asdict(s) for s in result.stays_episodic],
+        "duplicates_folded": result.duplicates_folded,
+        "reinforced": {str(k): v for k, v in result.reinforced.items()},
+    }
+
+
+def _fail(run: DreamRun, error: str, started: float) -> None:
+    with transaction.atomic():
+        DreamRun.objects.filter(pk=run.pk).update(
+            status=DreamRun.Status.FAILED,
+            error=error[:2000],
+            finished_at=timezone.now(),
+            duration_ms=int((time.perf_counter() - started) * 1000),
+            lease_expires_at=None,
+        )
+        AuditEvent.record(actor="system", action="dream.fail", obj=run, note=error[:2000])
+
+
+def heartbeat_beat(name: str = "default") -> None:
+    WorkerHeartbeat.objects.update_or_create(name=name, defaults={"seen_at": timezone.now()})
+
+
+def worker_alive() -> bool:
+    """True when a worker ran the heartbeat task recently (sync mode always counts)."""
+    if settings.Q_CLUSTER.get("sync"):
+        return True
+    return WorkerHeartbeat.objects.filter(seen_at__gte=timezone.now() - HEARTBEAT_STALE).exists()
+
+
+def open_run(project: Project) -> DreamRun | None:
+    return DreamRun.objects.filter(project=project, status__in=DreamRun.OPEN_STATUSES).first()
+
+
+def promoted_today(project: Project) -> int:
+    today = timezone.now().replace(hour=0, minute=0, second=0, microsecond=0)
+    return Claim.objects.filter(project=project, approved_at__gte=today).count()
+
+
+__all__ = ["DreamBusy", "PolicyError", "dream_execute", "dream_request", "policy_update"]
