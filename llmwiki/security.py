@@ -13,7 +13,7 @@ import bisect
 import hashlib
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from llmwiki.errors import InputError
@@ -422,6 +422,9 @@ _TOKEN_DETECTORS = tuple(d for d in _DETECTORS if d.token)
 _TRAILING = tuple(d for d in _DETECTORS if not d.token and d not in _LEADING)
 _NON_TOKEN_DETECTORS = _LEADING + _TRAILING
 _ALL_DETECTORS = _LEADING + _TOKEN_DETECTORS + _TRAILING
+_FOLDED = {
+    d.regex: re.compile(d.regex.pattern.removeprefix("(?i)")) for d in _DETECTORS if d.hints_lower
+}
 
 
 def _prev_ok(text: str, start: int, not_after: str) -> bool:
@@ -432,26 +435,22 @@ def _fingerprint(value: str) -> str:
     return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
-def _has_long_run(raw: bytes | None) -> bool:
-    return raw is None or _TOKEN_RUN_START in raw.translate(_LONG_RUN_GATE)
-
-
 def _find_secrets(
-    text: str, lower: str, raw: bytes | None, long_runs: bool
+    text: str, lower: str, raw: bytes | None, long_gate: bytes | None
 ) -> list[tuple[int, int, str]]:
     """Return non-overlapping ``(start, end, kind)`` spans, earlier detectors winning."""
     spans: list[tuple[int, int, str]] = []  # sorted, non-overlapping
-    if raw is None:
+    if raw is None or long_gate is None:
         runs = text
-    elif long_runs:
+    elif _TOKEN_RUN_START in long_gate:
         gate = raw.translate(_TOKEN_GATE)
         runs = " ".join(text[m.start() : m.end()] for m in _TOKEN_RUN.finditer(gate))
     else:
         runs = ""
 
     def keep(start: int, end: int, kind: str) -> None:
-        if start >= end:
-            return
+        if start >= end or text.startswith("[REDACTED:", start):
+            return  # a marker from an earlier pass is not a secret
         i = bisect.bisect_left(spans, (start,))
         if i > 0 and spans[i - 1][1] > start:
             return
@@ -459,6 +458,9 @@ def _find_secrets(
             return
         spans.insert(i, (start, end, kind))
 
+    # Lower-casing can change the length of a few non-ASCII strings; offsets found in
+    # ``lower`` are only valid for ``text`` when the lengths agree.
+    aligned = len(lower) == len(text)
     for det in _ALL_DETECTORS if runs else _NON_TOKEN_DETECTORS:
         hay = runs if det.token else lower if det.hints_lower else text
         for hint in det.hints:
@@ -466,7 +468,13 @@ def _find_secrets(
                 break
         else:
             continue
-        for m in det.regex.finditer(text):
+        if det.hints_lower and aligned:
+            # Case-insensitive patterns lose the engine's literal-prefix search; match the
+            # lower-cased copy case-sensitively instead (the values' classes ignore case).
+            matches = _FOLDED[det.regex].finditer(lower)
+        else:
+            matches = det.regex.finditer(text)
+        for m in matches:
             if det.not_after is not None and not _prev_ok(text, m.start(), det.not_after):
                 continue
             start, end = m.span(det.group)
@@ -484,9 +492,6 @@ def _find_secrets(
                     kind = "connection_string"
             keep(start, end, kind)
 
-    # Lower-casing can change the length of a few non-ASCII strings; offsets found in
-    # ``lower`` are only valid for ``text`` when the lengths agree.
-    aligned = len(lower) == len(text)
     for hint, (exact, folded) in _GENERIC.items():
         if hint not in lower:
             continue
@@ -768,6 +773,8 @@ _ADDRESSES_AI = re.compile(
 )
 
 _B64_RUN = re.compile(r"[A-Za-z0-9+/_-](?<![A-Za-z0-9+/_-].)[A-Za-z0-9+/_-]{23,}={0,2}")
+# The same runs found in the translated bytes, where the literal prefix makes them cheap.
+_B64_GATE_RUN = re.compile(b"a" * 24 + b"a*")
 _HEX_RUN = re.compile(r"[0-9A-Fa-f]+")
 _HASH_HEX_LENGTHS = frozenset({32, 40, 56, 64, 96, 128})  # md5, sha1, sha224/256/384/512
 _BLOB_MIN = 80
@@ -851,7 +858,23 @@ def _blob_reason(run: str) -> str | None:
     return None
 
 
-def _find_risks(text: str, lower: str, raw: bytes | None, long_runs: bool) -> list[RiskFinding]:
+def _blob_runs(text: str, long_gate: bytes | None) -> Iterator[str]:
+    """Yield runs of 24+ base64 characters (plus up to two "=" of padding)."""
+    if long_gate is None:
+        for m in _B64_RUN.finditer(text):
+            yield m.group()
+        return
+    for m in _B64_GATE_RUN.finditer(long_gate):
+        start, end = m.span()
+        pad = 0
+        while pad < 2 and end + pad < len(text) and text[end + pad] == "=":
+            pad += 1
+        yield text[start : end + pad]
+
+
+def _find_risks(
+    text: str, lower: str, raw: bytes | None, long_gate: bytes | None
+) -> list[RiskFinding]:
     risks: list[RiskFinding] = []
 
     def add(flag: str, reason: str) -> None:
@@ -889,10 +912,9 @@ def _find_risks(text: str, lower: str, raw: bytes | None, long_runs: bool) -> li
                 host = url.split("://", 1)[1].split("/", 1)[0].split("?", 1)[0]
                 add("risk:exfil_image", f"image loads external URL with query string ({host})")
 
-    if long_runs:
+    if long_gate is None or _TOKEN_RUN_START in long_gate:
         decodes = 0
-        for m in _B64_RUN.finditer(text):
-            run = m.group()
+        for run in _blob_runs(text, long_gate):
             reason = _blob_reason(run)
             if reason:
                 add("risk:encoded_blob", reason)
@@ -942,18 +964,19 @@ def scan(text: str, *, base_class: str = "internal") -> ScanResult:
     lower = text.lower()
     # Pure-ASCII text (the common case) gets byte-level prefilters and skips Unicode checks.
     raw = text.encode("ascii") if text.isascii() else None
-    long_runs = _has_long_run(raw)
-    spans = _find_secrets(text, lower, raw, long_runs)
+    long_gate = raw.translate(_LONG_RUN_GATE) if raw is not None else None
+    spans = _find_secrets(text, lower, raw, long_gate)
     if spans:
         text, secrets = _redact(text, spans)
         lower = text.lower()
-        raw = text.encode("ascii") if raw is not None else None
-        long_runs = _has_long_run(raw)
+        if raw is not None:
+            raw = text.encode("ascii")
+            long_gate = raw.translate(_LONG_RUN_GATE)
     else:
         secrets = ()
     # PII and risks are read from the redacted text so a reason can never quote a secret.
     pii = _find_pii(text, raw)
-    risks = tuple(_find_risks(text, lower, raw, long_runs))
+    risks = tuple(_find_risks(text, lower, raw, long_gate))
     if any(r.flag in _HIGH_RISK for r in risks):
         level = "high"
     elif risks:

@@ -31,6 +31,8 @@ _DAILY_NAME = re.compile(
 # included for the same reason although OpenClaw writes it to DREAMS.md.
 _SLEEP_HEADING = re.compile(r"[^\w]*(?:light|rem|deep)[ _-]?sleep\b", re.IGNORECASE)
 _AGENT_LINE = re.compile(r"(?:#{1,6}[ \t]+)?agent[ \t]*:[ \t]*(\S.*?)[ \t#]*$", re.IGNORECASE)
+# OpenClaw-style title lines name the agent after the date: "# 2026-11-02 — agent:builder".
+_AGENT_IN_TITLE = re.compile(r"^#{1,6}[ \t].*?\bagent:([\w.-]+)", re.IGNORECASE)
 _TIME = re.compile(
     r"[ \t]*(?:[-*+][ \t]+)?(?:\*\*|__|\[|\()?"
     r"(\d{1,2}):(\d{2})(?::(\d{2}))?(?:[ \t]*([AaPp])\.?[Mm]\.?)?"
@@ -110,7 +112,7 @@ def _actor(fields: dict[str, str | list[str]], lines: list[str], body: int) -> s
     if not name:
         for line in lines[body:]:
             if line.strip():
-                m = _AGENT_LINE.match(line.strip())
+                m = _AGENT_LINE.match(line.strip()) or _AGENT_IN_TITLE.match(line.strip())
                 name = m.group(1).strip() if m else ""
                 break
     return f"agent:{name or 'main'}"

@@ -941,3 +941,13 @@ def test_markdown_importers_never_crash_and_keep_locators_inside_the_file(
             assert draft.content == draft.content.strip(" \t\n") != ""
             first, last = draft.locator["lines"]
             assert 1 <= first <= last <= line_count
+
+
+def test_it_reads_the_agent_from_an_openclaw_title_line():
+    from llmwiki.importers.base import TextFile
+    from llmwiki.importers.daily_log import parse_daily_log
+
+    drafts = parse_daily_log(
+        TextFile("memory/2026-11-02.md", "# 2026-11-02 — agent:builder\n\n## Done\n- shipped the thing\n")
+    )
+    assert {d.actor for d in drafts} == {"agent:builder"}

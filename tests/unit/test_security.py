@@ -120,6 +120,15 @@ def test_it_redacts_each_secret_kind_and_keeps_only_a_fingerprint(kind, value, t
     assert result.security_class == "restricted"
 
 
+@pytest.mark.parametrize(("kind", "value", "text"), SECRET_CASES)
+def test_scanning_redacted_text_again_finds_nothing_new(kind, value, text):
+    once = scan(text)
+    twice = scan(once.text)
+
+    assert twice.secrets == ()
+    assert twice.text == once.text
+
+
 # The reliability plan's fixtures (item 8), each embedded in a JSONL transcript line.
 PLAN_FIXTURES = [
     ("github_pat", GITHUB_PAT),
