@@ -2,7 +2,6 @@
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-export DJANGO_SETTINGS_MODULE ?= llmwiki.settings
 
 .PHONY: run test test-fast lint bench services-test clean
 

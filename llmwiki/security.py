@@ -488,7 +488,7 @@ def _find_secrets(
                 scheme = text[i : m.start()].lower()
                 if not scheme[:1].isalpha():
                     continue
-                if scheme.rsplit(".", 1)[-1] in _DB_SCHEMES:
+                if scheme in _DB_SCHEMES:
                     kind = "connection_string"
             keep(start, end, kind)
 
@@ -563,7 +563,7 @@ _NUMBER_RUN = re.compile(
     r"[0-9 ().-]{5,32}[0-9](?![A-Za-z0-9_@:/]|[.-][0-9])"
 )
 _IBAN_HEAD = re.compile(r"[A-Z]{2}[0-9]{2} ")
-_NUMBER_SPLIT = re.compile(r"[ ().-]+")
+_SEPARATORS_TO_SPACE = str.maketrans("().-+", "     ")
 _IBAN = re.compile(r"[A-Z](?<![A-Za-z0-9].)[A-Z][0-9]{2}(?: ?[A-Z0-9]){11,32}")
 # Digits become "0" and separators vanish, so a run of zeros is a run of digits with
 # separators between them. _NUMBER_RUN needs nine digits, or eight after "+" or "(":
@@ -590,16 +590,12 @@ _IBAN_LENGTHS = {
 }  # fmt: skip
 
 
+_LUHN_DOUBLED = {str(d): (2 * d) // 10 + (2 * d) % 10 for d in range(10)}
+
+
 def luhn_ok(digits: str) -> bool:
     """Return whether a string of digits passes the Luhn checksum."""
-    total = 0
-    for i, ch in enumerate(reversed(digits)):
-        d = ord(ch) - 48
-        if i % 2:
-            d *= 2
-            if d > 9:
-                d -= 9
-        total += d
+    total = sum(map(int, digits[-1::-2])) + sum(map(_LUHN_DOUBLED.__getitem__, digits[-2::-2]))
     return total % 10 == 0
 
 
@@ -616,26 +612,28 @@ def iban_ok(candidate: str) -> bool:
 
 
 def _classify_number(run: str) -> str | None:
-    groups = [g for g in _NUMBER_SPLIT.split(run.lstrip("+")) if g]
+    groups = run.translate(_SEPARATORS_TO_SPACE).split()
     digits = "".join(groups)
     n = len(digits)
-    seps = set(run) - set("0123456789")
-    card_shaped = 13 <= n <= 19 and seps <= {" ", "-"} and digits[0] in "23456"
-    if card_shaped and len(set(digits)) > 1 and luhn_ok(digits):
+    odd = "(" in run or ")" in run or "." in run or "+" in run
+    card_shaped = 13 <= n <= 19 and not odd and digits[0] in "23456"
+    if card_shaped and digits.count(digits[0]) != n and luhn_ok(digits):
         return "pii:card"
-    if run.count("+") > 1 or ("+" in run and not run.startswith(("+", "(+"))):
+    international = run.startswith(("+", "(+"))
+    if run.count("+") > international:
         return None
-    if run.startswith(("+", "(+")):
+    if international:
         return "pii:phone" if 8 <= n <= 15 else None
-    if not seps:
+    if run.isdigit():
         # A bare digit string is far more often an id, count or timestamp than a phone.
         return None
-    if "." in seps:
-        if len(groups) == 4 and all(len(g) <= 3 for g in groups):
+    sizes = list(map(len, groups))
+    if "." in run:
+        if len(sizes) == 4 and max(sizes) <= 3:
             return None  # an IPv4 address
-        if not all(2 <= len(g) <= 4 for g in groups):
+        if min(sizes) < 2 or max(sizes) > 4:
             return None  # decimals and version strings
-    if any(len(g) > 8 for g in groups):
+    if max(sizes) > 8:
         return None
     if run.startswith("00") and 10 <= n <= 15:
         return "pii:phone"
@@ -821,41 +819,36 @@ def _role_tag(text: str, lower: str) -> str | None:
     return None
 
 
-def _decode_blob(run: str) -> str | None:
-    """Return the blob decoded as text if it is base64/hex of mostly printable ASCII."""
-    run = run.rstrip("=")[:_MAX_DECODE_CHARS]
-    raw: bytes
-    if len(run) % 2 == 0 and _HEX_RUN.fullmatch(run):
-        raw = bytes.fromhex(run)
-    else:
-        url = "-" in run or "_" in run
-        if url and ("+" in run or "/" in run):
-            return None
-        run = run[: len(run) - len(run) % 4]
-        try:
-            raw = (base64.urlsafe_b64decode if url else base64.b64decode)(run)
-        except (binascii.Error, ValueError):
-            return None
-    if not raw or len(raw.translate(None, _PRINTABLE)) * 10 > len(raw):
-        return None
-    return raw.decode("latin-1")
-
-
-def _blob_reason(run: str) -> str | None:
-    """Return a reason if a run of base64/hex alphabet looks like an encoded payload."""
+def _inspect_blob(run: str, decode: bool) -> tuple[str | None, str | None]:
+    """Return (reason it looks like an encoded payload, its text if it decodes to text)."""
     body = run.rstrip("=")
     n = len(body)
+    reason = None
     if _HEX_RUN.fullmatch(body):
-        if n >= _HEX_BLOB_MIN and n not in _HASH_HEX_LENGTHS:
-            return f"hex blob of {n} chars"
-        return None
-    if n < _BLOB_MIN:
-        return None
-    lower, upper, digit, _symbol = _char_classes(body[:_CLASS_SAMPLE])
-    # Paths and slugs are long runs too; encoded bytes mix cases and digits.
-    if lower and upper and (digit or "+" in body or "/" in body):
-        return f"base64-like blob of {n} chars"
-    return None
+        if n in _HASH_HEX_LENGTHS:
+            return None, None  # a digest: flagging or decoding it would only add noise
+        if n >= _HEX_BLOB_MIN:
+            reason = f"hex blob of {n} chars"
+        if not decode or n % 2:
+            return reason, None
+        data = bytes.fromhex(body[:_MAX_DECODE_CHARS])
+    else:
+        # Paths and slugs are long runs too; encoded bytes mix cases and digits.
+        mixed = body.upper() != body and body.lower() != body
+        if n >= _BLOB_MIN and mixed and not body.replace("-", "").replace("_", "").isalpha():
+            reason = f"base64-like blob of {n} chars"
+        url = "-" in body or "_" in body
+        if not decode or (url and ("+" in body or "/" in body)):
+            return reason, None
+        chunk = body[:_MAX_DECODE_CHARS]
+        chunk = chunk[: len(chunk) - len(chunk) % 4]
+        try:
+            data = (base64.urlsafe_b64decode if url else base64.b64decode)(chunk)
+        except (binascii.Error, ValueError):
+            return reason, None
+    if not data or len(data.translate(None, _PRINTABLE)) * 10 > len(data):
+        return reason, None
+    return reason, data.decode("latin-1")
 
 
 def _blob_runs(text: str, long_gate: bytes | None) -> Iterator[str]:
@@ -892,8 +885,15 @@ def _find_risks(
 
     # Every invisible, bidi and tag code point sorts at or above U+180E, so a text whose
     # largest character is below that (Latin, Greek, Cyrillic, Arabic, ...) has none.
-    if raw is None and max(text) >= "\u180e":
-        _find_unicode_risks(text, add)
+    if raw is None:
+        if max(text) >= "\u180e":
+            _find_unicode_risks(text, add)
+        # Fullwidth and other compatibility forms ("ｉｇｎｏｒｅ") fold to ASCII under NFKC.
+        folded = unicodedata.normalize("NFKC", text).lower()
+        if folded != lower:
+            phrase = _phrase(folded)
+            if phrase:
+                add("risk:injection_phrase", f"in compatibility characters: {_quote(phrase)}")
 
     if "<!--" in text:
         for m in _HTML_COMMENT.finditer(text):
@@ -905,25 +905,22 @@ def _find_risks(
             elif _ADDRESSES_AI.search(body):
                 add("risk:html_comment_instruction", "HTML comment addressed to an AI/agent")
 
-    if "![" in text or ("<img" in lower):
+    if "![" in text or "<img" in lower:
         for m in _EXFIL_IMAGE.finditer(text):
             url = m.group(1) or m.group(2)
             if "?" in url:
-                host = url.split("://", 1)[1].split("/", 1)[0].split("?", 1)[0]
+                authority = url.split("://", 1)[1].split("/", 1)[0].split("?", 1)[0]
+                host = _quote(authority.rsplit("@", 1)[-1])
                 add("risk:exfil_image", f"image loads external URL with query string ({host})")
 
     if long_gate is None or _TOKEN_RUN_START in long_gate:
-        decodes = 0
-        for run in _blob_runs(text, long_gate):
-            reason = _blob_reason(run)
+        for i, run in enumerate(_blob_runs(text, long_gate)):
+            reason, decoded = _inspect_blob(run, decode=i < _MAX_DECODES)
             if reason:
                 add("risk:encoded_blob", reason)
-            if decodes < _MAX_DECODES:
-                decodes += 1
-                decoded = _decode_blob(run)
-                phrase = _phrase(decoded.lower()) if decoded else None
-                if phrase:
-                    add("risk:injection_phrase", f"in an encoded blob: {_quote(phrase)}")
+            phrase = _phrase(decoded.lower()) if decoded else None
+            if phrase:
+                add("risk:injection_phrase", f"in an encoded blob: {_quote(phrase)}")
     return risks
 
 

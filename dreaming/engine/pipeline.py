@@ -27,7 +27,7 @@ from datetime import UTC, date, datetime
 
 from . import conflicts as conf
 from .cluster import core_terms, core_terms_multi, split_by_value, subject_groups
-from .consolidate import REDACTION_MARK, choose, snippet, text_key
+from .consolidate import REDACTION_MARK, Choice, choose, snippet, text_key
 from .dedupe import TokenHasher, exact_groups, guard_arrays, near_duplicate_groups
 from .policy import Policy
 from .reflect import BROAD, Event, TopicIndex, TopicState, combine, find_marker, fold, term_themes
@@ -266,7 +266,7 @@ def run_sweep(
     core_third: list[set[str]] = [c[1] for c in cores]
     events: list[Event] = []
     for u in range(n_units):
-        if not U.eps[u]:
+        if not U.eps[u] or not (U.feat[u].cues or U.checkbox[u]):
             continue
         marker = find_marker(U.text[u], U.checkbox[u])
         if marker is None:
@@ -312,7 +312,7 @@ def run_sweep(
     found_conflicts: list[conf.Found] = []
     stmts: list[tuple[int, conf.Statement]] = []
     for u in range(n_units):
-        if U.junk[u] and U.claim[u] is None:
+        if (U.junk[u] and U.claim[u] is None) or not U.feat[u].cues:
             continue
         for st in conf.statements(U.text[u]):
             stmts.append((u, st))
@@ -396,15 +396,14 @@ def run_sweep(
 
     # ---- Deep: score, gate, route --------------------------------------------------------
     reinforced: dict[int, set[int]] = {}
-    drafts: dict[str, CandidateDraft] = {}
-    draft_units: dict[str, int] = {}
     cluster_reason: dict[int, str] = {}
+    passing: list[_Passing] = []
     for ci, c in enumerate(clusters):
         contradict = set(c.contradict)
         support = sorted({i for u in c.units for i in U.eps[u]} - contradict)
-        claim_units = [u for u in c.units if U.claim[u] is not None]
         if not support:
             continue
+        claim_units = [u for u in c.units if U.claim[u] is not None]
         if claim_units and not c.claim_opposed:
             best = max(
                 claim_units,
@@ -416,6 +415,12 @@ def run_sweep(
         state, decided = lifecycles[ci]
         if state in TERMINAL_LIFECYCLES and not (decided and unit_cluster[decided.unit] == ci):
             cluster_reason[ci] = f"lifecycle:{state}"
+            continue
+        # The count gates are cheap and reject most clusters; text choice and scoring only
+        # run for what is left.
+        reason = _gate(support, eps, ep_day, policy)
+        if reason:
+            cluster_reason[ci] = reason
             continue
         text_units = [u for u in c.units if U.eps[u] and set(U.eps[u]) - contradict]
         choice = choose(
@@ -456,29 +461,36 @@ def run_sweep(
                     continue
             contradict = {i for i in contradict if eps[i].id in live_episode_ids}
         _, score, sig = verdict
-        draft = _draft(
-            ci,
-            c,
-            choice,
-            support,
-            contradict,
-            state,
-            score,
-            sig,
-            U,
-            eps,
-            policy,
-            core_half,
-            conflict_drafts,
+        flags = tuple(sorted({f for i in support for f in eps[i].risk_flags}))
+        passing.append(
+            _Passing(
+                score, ci, choice, support, contradict, state, sig, flags, text_key(choice.text)
+            )
         )
-        prior = drafts.get(draft.dedupe_key)
-        if prior is None or (draft.score, -ci) > (prior.score, -draft_units[draft.dedupe_key]):
-            drafts[draft.dedupe_key] = draft
-            draft_units[draft.dedupe_key] = ci
-        cluster_reason[ci] = "candidate"
     tick("deep.score")
 
-    candidates = _cap(list(drafts.values()), policy, counts)
+    # Riskiest first (a human must see those), then strongest; identical texts from two
+    # clusters keep the stronger one. Only what the cap can show is turned into drafts.
+    passing.sort(key=lambda p: (not p.flags, -p.score, p.key))
+    seen: set[str] = set()
+    keep: list[_Passing] = []
+    for p in passing:
+        if p.key in seen:
+            cluster_reason[p.ci] = "merged_duplicate_text"
+            continue
+        seen.add(p.key)
+        keep.append(p)
+    limit = policy.max_proposals + policy.max_deferred
+    for p in keep[limit:]:
+        cluster_reason[p.ci] = "deferred_not_returned"
+    counts["deferred_not_returned"] = max(len(keep) - limit, 0)
+    drafts = [
+        _draft(p, clusters[p.ci], U, eps, policy, core_half, conflict_drafts) for p in keep[:limit]
+    ]
+    for p in keep[:limit]:
+        cluster_reason[p.ci] = "candidate"
+    candidates = _cap(drafts, policy, counts)
+    counts["deferred_over_cap"] += counts["deferred_not_returned"]
     tick("deep.cap")
 
     # ---- Settle: what stays episodic, counts, diary ----------------------------------------------
@@ -649,26 +661,53 @@ def _evaluate(
     return None, score, breakdown
 
 
+@dataclass(slots=True)
+class _Passing:
+    score: float
+    ci: int
+    choice: Choice
+    support: list[int]
+    contradict: set[int]
+    lifecycle: str
+    signals: dict[str, float]
+    flags: tuple[str, ...]
+    key: str
+
+
+def _gate(
+    support: list[int], eps: Sequence[Ep], ep_day: Sequence[int], policy: Policy
+) -> str | None:
+    """Apply the count gates (evidence, days, contexts); return the failing one or None."""
+    if len(support) < policy.min_evidence:
+        return "too_few_evidence"
+    if (
+        policy.min_distinct_days > 1
+        and len({ep_day[i] for i in support}) < policy.min_distinct_days
+    ):
+        return "too_few_days"
+    if (
+        policy.min_distinct_contexts > 1
+        and len({eps[i].source_id for i in support}) < policy.min_distinct_contexts
+    ):
+        return "too_few_contexts"
+    return None
+
+
 def _draft(
-    ci: int,
+    p: _Passing,
     c: _Cluster,
-    choice,
-    support: list[int],
-    contradict: set[int],
-    lifecycle: str,
-    score: float,
-    sig: dict[str, float],
     U: _Units,
     eps: Sequence[Ep],
     policy: Policy,
     core_half: list[set[str]],
     conflict_drafts: list[ConflictDraft],
 ) -> CandidateDraft:
+    support = p.support
     newest = max(eps[i].occurred_at for i in support)
     procedural = sum(1 for i in support if eps[i].memory_type == "procedural-candidate")
-    label = _label(core_half[ci], U, [c.units])
+    label = _label(core_half[p.ci], U, [c.units])
     r = route(
-        choice.text,
+        p.choice.text,
         contested=c.contested,
         procedural_votes=procedural / len(support),
         subject_label=label,
@@ -677,31 +716,29 @@ def _draft(
     decisions = sum(1 for i in support if eps[i].kind == "decision")
     if r.page == "SYSTEM_OVERVIEW" and decisions * 2 > len(support):
         r = type(r)("DECISION_LOG", newest.date().isoformat(), "decision: episode kind 'decision'")
-    flags = sorted({f for i in support for f in eps[i].risk_flags})
     status, blocked = "proposed", None
-    hit = [f for f in flags if _blocked_by(f, policy.block_flags)]
+    hit = [f for f in p.flags if _blocked_by(f, policy.block_flags)]
     if hit:
         status, blocked = "blocked", f"evidence flag {hit[0]} is blocked by the project policy"
-    elif lifecycle == "snoozed":
+    elif p.lifecycle == "snoozed":
         status = "deferred"
-    f = U.feat[choice.unit]
-    subject_terms = sorted(core_half[ci] | set(f.values))
+    f = U.feat[p.choice.unit]
+    subject_terms = sorted(core_half[p.ci] | set(f.values))
     evidence = [Evidence(eps[i].id, "support") for i in support]
-    contra_ids = sorted({eps[i].id for i in contradict})[:_MAX_CONTRADICT_IDS]
+    contra_ids = sorted({eps[i].id for i in p.contradict})[:_MAX_CONTRADICT_IDS]
     evidence.extend(Evidence(i, "contradict") for i in contra_ids)
-    evidence.sort(key=lambda e: (e.role != "support", e.episode_id))
     return CandidateDraft(
-        text=choice.text,
+        text=p.choice.text,
         page_target=r.page,
         section=r.section,
         route_reason=r.reason,
         memory_type="procedural-candidate" if r.page == "RUNBOOKS" else "semantic-candidate",
-        score=score,
-        signals=sig,
+        score=p.score,
+        signals=p.signals,
         evidence=evidence,
-        lifecycle=lifecycle,
-        flags=tuple(flags),
-        dedupe_key=text_key(choice.text),
+        lifecycle=p.lifecycle,
+        flags=p.flags,
+        dedupe_key=p.key,
         subject_key="|".join(subject_terms[:8]),
         status=status,
         blocked_reason=blocked,

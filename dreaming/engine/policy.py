@@ -70,6 +70,9 @@ class Policy:
     max_episodes: int = 5000
     max_bytes: int = 4 * 1024 * 1024
     max_proposals: int = 50
+    # Deferred candidates returned beyond the proposals; the rest are only counted, so a
+    # huge backlog cannot flood the review queue (unbounded growth hurt OpenClaw users).
+    max_deferred: int = 200
     # Whole-episode near-duplicates: Jaccard of content tokens plus bigrams, and equal
     # entities. 0.7 folds re-pastes and small edits, keeps paraphrases apart.
     near_dup_jaccard: float = 0.7
@@ -134,6 +137,7 @@ _RANGES: dict[str, tuple[type, float | None, float | None]] = {
     "max_episodes": (int, 1, None),
     "max_bytes": (int, 1, None),
     "max_proposals": (int, 0, None),
+    "max_deferred": (int, 0, None),
     "near_dup_jaccard": (float, 0.05, 1.0),
     "cluster_jaccard": (float, 0.05, 1.0),
     "theme_min_days": (int, 1, None),

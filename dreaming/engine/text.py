@@ -29,6 +29,7 @@ NAMEY = 256  # CamelCase, ACRONYM or @handle: a name wherever it stands
 MARK = 512  # lifecycle / decision marker word
 GENERIC = 1024  # generic noun: never a name even when capitalised
 SHORT = 2048  # a single letter: too short to be a key term
+CUE = 4096  # may start a lifecycle marker or a decision statement (see CUE_WORDS)
 
 NOT_SUBJECT = STOP | WEAK | NUM | DATE | MARK | SHORT
 
@@ -69,6 +70,22 @@ MARK_WORDS = frozenset(
     snoozed snooze waiting blocked reopened reopen reopening decision decisions decided
     decide agreed agree question finished completed resolved
     """
+    )
+)
+
+# Words without which no lifecycle marker (reflect) or decision statement (conflicts) can
+# match: a sentence with none of them skips those regexes entirely.
+CUE_WORDS = frozenset(
+    word_list(
+        """
+        todo fixme done closed close closing shipped archived archive wontfix won't snoozed
+        snooze waiting blocked reopened reopen reopening reopens re-opened finished completed
+        resolved fixed hold paused progress use uses using adopt adopted adopting choose
+        chose chosen pick picked go went gone settle settled standardise standardize
+        standardised standardized rely relies move moved moving migrate migrated migrating
+        switch switched switching change changed changing transitioned replaced replacing
+        replace longer stopped stop dropped ditched abandoned retired
+        """
     )
 )
 
@@ -258,6 +275,8 @@ def _classify(token: str) -> tuple[str, int]:
         flags |= WEAK
     if canon in MARK_WORDS:
         flags |= MARK
+    if canon in CUE_WORDS or low in CUE_WORDS:
+        flags |= CUE
     if canon in ENV_CANON:
         flags |= ENV
         canon = ENV_CANON[canon]
@@ -288,6 +307,7 @@ class Features:
     idents: frozenset[str]
     names: frozenset[str]
     stop_ratio: float
+    cues: bool = False  # holds a lifecycle or decision cue word
 
     def entity_count(self) -> int:
         """Count identity entities (hosts, environments, identifiers, names, values)."""
@@ -341,6 +361,7 @@ def analyse(text: str) -> Features:
     idents: set[str] | None = None
     names: set[str] | None = None
     words = stops = 0
+    cues = 0
     chunks = _CHUNKS
     initial = True
     add_content = content.append
@@ -370,6 +391,7 @@ def analyse(text: str) -> Features:
                 add_subject(canon)
                 initial = False
                 continue
+            cues |= flags & CUE
             if flags & _SKIP:
                 if flags & STOP:
                     stops += 1
@@ -428,6 +450,7 @@ def analyse(text: str) -> Features:
         idents=frozenset(idents) if idents else _EMPTY,
         names=frozenset(names) if names else _EMPTY,
         stop_ratio=stops / words if words else 0.0,
+        cues=bool(cues),
     )
 
 
@@ -493,49 +516,51 @@ def blocks(content: str) -> list[Block]:
     out: list[Block] = []
     current: list[str] = []
     checkbox: str | None = None
-
-    def flush() -> None:
-        nonlocal current, checkbox
-        if current:
-            out.append(Block(" ".join(current), False, checkbox))
-        current = []
-        checkbox = None
-
     for raw in content.splitlines():
         line = raw.strip()
         if not line:
-            flush()
+            if current:
+                out.append(Block(" ".join(current), False, checkbox))
+                current, checkbox = [], None
             continue
-        if line[0] not in _LINE_NOISE_START:
-            current.append(line)
+        first = line[0]
+        if first not in _LINE_NOISE_START:
+            current.append(line)  # a continuation of the paragraph (or its first line)
             continue
-        if _HEADING_RE.match(line):
-            flush()
+        if first == "#" and _HEADING_RE.match(line):
+            if current:
+                out.append(Block(" ".join(current), False, checkbox))
+                current, checkbox = [], None
             out.append(Block(_HEADING_RE.sub("", line).strip(), True))
             continue
         starts_new = False
         stripped = line
-        if line[:1].isdigit() or line[:1] == "[":
+        if first.isdigit() or first == "[":
             stamp = _STAMP_RE.match(line)
             if stamp and stamp.end():
                 stripped = line[stamp.end() :]
                 starts_new = True
-        bullet = _BULLET_RE.match(stripped)
-        if bullet:
-            stripped = stripped[bullet.end() :]
-            starts_new = True
-        box = _CHECKBOX_RE.match(stripped)
+        if stripped[:1] in "-*•+0123456789":
+            bullet = _BULLET_RE.match(stripped)
+            if bullet:
+                stripped = stripped[bullet.end() :]
+                starts_new = True
         box_state = None
-        if box:
-            box_state = box.group(1).lower()
-            stripped = stripped[box.end() :]
-            starts_new = True
+        if stripped[:1] == "[":
+            box = _CHECKBOX_RE.match(stripped)
+            if box:
+                box_state = box.group(1).lower()
+                stripped = stripped[box.end() :]
+                starts_new = True
         if starts_new:
-            flush()
+            if current:
+                out.append(Block(" ".join(current), False, checkbox))
+                current = []
             checkbox = box_state
         if stripped:
             current.append(stripped)
-    flush()
+    if current:
+        out.append(Block(" ".join(current), False, checkbox))
     return out
 
 

@@ -509,6 +509,13 @@ def test_flipped_data_bytes_are_a_corrupt_archive():
     assert "a.md (corrupt archive: CRC mismatch" in reject(bytes(data))
 
 
+def test_a_name_flagged_utf8_that_is_not_utf8_is_a_corrupt_archive():
+    data = make_zip(("caf\u00e9.md", NOTE))
+    data = data.replace("caf\u00e9".encode(), b"caf\xc3\x28")
+
+    assert reject(data) == "bundle.zip: corrupt archive"
+
+
 def test_a_local_header_name_that_differs_from_the_directory_is_corrupt():
     data = make_zip(("a.md", NOTE))
     first = data.index(b"a.md")  # the local header's copy comes first
