@@ -28,17 +28,15 @@ from collections.abc import Sequence
 import numpy as np
 
 from .dedupe import (
+    Identity,
     PaddedSets,
     TokenHasher,
     estimate_filter,
-    guard_arrays,
-    guard_mask,
     guarded_union,
     identity_compatible,
     jaccard,
     lsh_pairs,
     minhash,
-    profile_hash,
 )
 from .text import Features
 
@@ -47,6 +45,7 @@ def subject_groups(
     features: Sequence[Features],
     threshold: float,
     hasher: TokenHasher,
+    identity: Identity | None = None,
     *,
     k: int = 24,
     bands: int = 12,
@@ -56,21 +55,19 @@ def subject_groups(
     n = len(features)
     if n < 2:
         return [[i] for i in range(n)]
-    subjects = [tuple(f.subject) for f in features]
-    flat, offsets = hasher.flat(subjects)
+    identity = identity or Identity.of(features, hasher)
+    flat, offsets = hasher.flat([tuple(f.subject) for f in features])
     sig = minhash(flat, offsets, k)
     active = offsets[1:] > offsets[:-1]
     # Sort bucket members by identity so that, in an oversized bucket, the window pairs
     # sentences that can actually merge.
-    tb = np.fromiter(
-        (profile_hash(f, hasher, names=True) for f in features), dtype=np.uint64, count=n
-    )
+    tb = identity.key(values=False)
     i, j = lsh_pairs(sig, bands, k // bands, window=window, tiebreak=tb, active=active)
     # The estimate (24 permutations, σ ≈ 0.1 at J = 0.5) only has to clear obvious
     # misses; single-link grouping tolerates the odd lost edge.
     keep = estimate_filter(sig, i, j, max(threshold - 0.15, 0.05))
     i, j = i[keep], j[keep]
-    keep = guard_mask(guard_arrays(features, hasher), i, j, values=False)
+    keep = identity.mask(i, j, values=False)
     i, j = i[keep], j[keep]
     # Exact Jaccard of the subject sets, vectorised; the rare very long sentence is
     # checked in Python below.
@@ -80,44 +77,57 @@ def subject_groups(
     sim = inter / np.maximum(la + lb - inter, 1)
     wide = subj.overflow[i] | subj.overflow[j]
     ok = (sim >= threshold) & ~wide
-    i_ok, j_ok, s_ok = i[ok], j[ok], sim[ok]
     # Names and identifiers must nest (the rest of the identity guard), also vectorised.
     names = PaddedSets(*hasher.flat([tuple(f.names) for f in features]), 6)
     idents = PaddedSets(*hasher.flat([tuple(f.idents) for f in features]), 6)
-    guard = names.nested(i_ok, j_ok) & idents.nested(i_ok, j_ok)
-    guard &= ~(names.overflow[i_ok] | names.overflow[j_ok])
-    guard &= ~(idents.overflow[i_ok] | idents.overflow[j_ok])
-    pairs: list[tuple[float, int, int]] = list(
-        zip(s_ok[guard].tolist(), i_ok[guard].tolist(), j_ok[guard].tolist(), strict=True)
-    )
+    too_many = names.overflow[i] | names.overflow[j] | idents.overflow[i] | idents.overflow[j]
+    idx = np.flatnonzero(ok & ~too_many)
+    nested = names.nested(i[idx], j[idx]) & idents.nested(i[idx], j[idx])
+    good = idx[nested]
     # Exact Python check for the few pairs the matrices could not decide.
-    redo = np.flatnonzero(wide)
-    redo_ok = np.flatnonzero(ok)[~guard]
-    for idx in np.concatenate((redo, redo_ok)).tolist():
-        a, b = int(i[idx]), int(j[idx])
+    extra_s: list[float] = []
+    extra_i: list[int] = []
+    extra_j: list[int] = []
+    for x in np.flatnonzero(wide | (ok & too_many)).tolist():
+        a, b = int(i[x]), int(j[x])
         fa, fb = features[a], features[b]
-        sim_ab = jaccard(fa.subject, fb.subject)
-        if sim_ab >= threshold and identity_compatible(fa, fb, values=False):
-            pairs.append((sim_ab, a, b))
-    return guarded_union(n, pairs, features, values=False).groups()
+        s_ab = jaccard(fa.subject, fb.subject)
+        if s_ab >= threshold and identity_compatible(fa, fb, values=False):
+            extra_s.append(s_ab)
+            extra_i.append(a)
+            extra_j.append(b)
+    return guarded_union(
+        n,
+        np.concatenate((sim[good], np.asarray(extra_s, dtype=np.float64))),
+        np.concatenate((i[good], np.asarray(extra_i, dtype=np.int64))),
+        np.concatenate((j[good], np.asarray(extra_j, dtype=np.int64))),
+        features,
+        identity,
+        values=False,
+    )
 
 
-def split_by_value(members: Sequence[int], features: Sequence[Features]) -> list[list[int]]:
-    """Split one subject group into facts by value set; return member lists in id order."""
+def split_by_value(
+    members: Sequence[int], features: Sequence[Features]
+) -> list[tuple[frozenset[str], list[int]]]:
+    """Split one subject group into facts by value set; return (values, members) pairs.
+
+    Members are in index order and the facts are ordered by their first member.
+    """
     by_value: dict[frozenset[str], list[int]] = {}
     valueless: list[int] = []
     for m in members:
         v = features[m].values
         (by_value.setdefault(v, []) if v else valueless).append(m)
-    parts = list(by_value.values())
+    parts = list(by_value.items())
     if valueless:
         if len(parts) == 1:
-            parts[0].extend(valueless)
+            parts[0][1].extend(valueless)
         else:
-            parts.append(valueless)
-    for p in parts:
+            parts.append((frozenset(), valueless))
+    for _, p in parts:
         p.sort()
-    parts.sort(key=lambda p: p[0])
+    parts.sort(key=lambda vp: vp[1][0])
     return parts
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from itertools import pairwise
 
 import numpy as np
@@ -305,70 +306,135 @@ class Profile:
 
 def guarded_union(
     n: int,
-    pairs: list[tuple[float, int, int]],
+    sim: np.ndarray,
+    i: np.ndarray,
+    j: np.ndarray,
     features: Sequence[Features],
+    identity: Identity,
     *,
     values: bool,
-) -> UnionFind:
-    """Union pairs best-first (highest similarity, then lowest ids) under the identity guard."""
+) -> list[list[int]]:
+    """Union verified pairs under the identity guard; return the groups.
+
+    Phase 1 joins pairs whose identities are *equal* with vectorised connected components:
+    equal identities can never conflict, and the merged identity is the same one, so this
+    cannot block any later merge. Phase 2 takes the remaining pairs best-first (highest
+    similarity, then lowest ids) with the merged-profile check, in Python but on far
+    fewer pairs.
+    """
+    key = identity.key(values=values)
+    same = key[i] == key[j]
+    labels = components(n, i[same], j[same])
+    rest = np.flatnonzero(~same)
+    if not len(rest):
+        return groups_from_labels(labels)
+    ri, rj, rs = labels[i[rest]], labels[j[rest]], sim[rest]
+    keep = ri != rj
+    ri, rj, rs = ri[keep], rj[keep], rs[keep]
+    order = np.lexsort((rj, ri, -rs))
     uf = UnionFind(n)
     profiles: dict[int, Profile] = {}
-    pairs.sort(key=lambda p: (-p[0], p[1], p[2]))
-    for _sim, i, j in pairs:
-        ri, rj = uf.find(i), uf.find(j)
-        if ri == rj:
+    for a, b in zip(ri[order].tolist(), rj[order].tolist(), strict=True):
+        ra, rb = uf.find(a), uf.find(b)
+        if ra == rb:
             continue
-        pi = profiles.get(ri) or Profile(features[ri], values)
-        pj = profiles.get(rj) or Profile(features[rj], values)
-        if not pi.compatible(pj, values):
+        pa = profiles.get(ra) or Profile(features[ra], values)
+        pb = profiles.get(rb) or Profile(features[rb], values)
+        if not pa.compatible(pb, values):
             continue
-        root = uf.union(ri, rj)
-        other = pj if root == ri else pi
-        keep = pi if root == ri else pj
-        keep.absorb(other)
-        profiles[root] = keep
-        profiles.pop(rj if root == ri else ri, None)
-    return uf
+        root = uf.union(ra, rb)
+        keep_p, other = (pa, pb) if root == ra else (pb, pa)
+        keep_p.absorb(other)
+        profiles[root] = keep_p
+        profiles.pop(rb if root == ra else ra, None)
+    final = np.fromiter((uf.find(int(x)) for x in labels), dtype=np.int64, count=n)
+    return groups_from_labels(final)
 
 
-def guard_arrays(
-    features: Sequence[Features], hasher: TokenHasher
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Return per-text hashes of hosts, environments and values (0 when a text has none).
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """Per-text order-independent hashes of each identity kind (0 when a text has none).
 
-    They let the cheap half of the identity guard run vectorised over millions of LSH
-    candidate pairs before any Python-level check.
+    They let the identity guard run vectorised over millions of LSH candidate pairs, sort
+    likely twins next to each other in large buckets, and key the fast union path.
     """
 
-    # Order-independent and memoised per element: no sorting or joining per text.
-    h = hasher.set_hash
-    n = len(features)
-    hosts = np.fromiter((h(f.hosts) for f in features), dtype=np.uint64, count=n)
-    envs = np.fromiter((h(f.envs) for f in features), dtype=np.uint64, count=n)
-    values = np.fromiter((h(f.values) for f in features), dtype=np.uint64, count=n)
-    return hosts, envs, values
+    hosts: np.ndarray
+    envs: np.ndarray
+    values: np.ndarray
+    idents: np.ndarray
+    names: np.ndarray
+
+    @classmethod
+    def of(cls, features: Sequence[Features], hasher: TokenHasher) -> Identity:
+        """Hash every text's identity sets (each distinct element is hashed once)."""
+        h = hasher.set_hash
+        n = len(features)
+
+        def col(kind: str) -> np.ndarray:
+            return np.fromiter((h(getattr(f, kind)) for f in features), np.uint64, count=n)
+
+        return cls(col("hosts"), col("envs"), col("values"), col("idents"), col("names"))
+
+    def take(self, idx: np.ndarray) -> Identity:
+        """Return the identities of a subset of texts, in ``idx`` order."""
+        return Identity(
+            self.hosts[idx], self.envs[idx], self.values[idx], self.idents[idx], self.names[idx]
+        )
+
+    def mask(self, i: np.ndarray, j: np.ndarray, *, values: bool) -> np.ndarray:
+        """The host/environment (and value) half of the guard for pairs, vectorised."""
+        hi, hj = self.hosts[i], self.hosts[j]
+        ei, ej = self.envs[i], self.envs[j]
+        ok = ((hi == 0) | (hj == 0) | (hi == hj)) & ((ei == 0) | (ej == 0) | (ei == ej))
+        if values:
+            ok &= self.values[i] == self.values[j]
+        return ok
+
+    def key(self, *, values: bool, names: bool = True) -> np.ndarray:
+        """Combine the kinds into one hash: equal keys mean identical identities."""
+        with np.errstate(over="ignore"):
+            k = self.hosts * np.uint64(3) + self.envs * np.uint64(5)
+            k += self.idents * np.uint64(7)
+            if names:
+                k += self.names * np.uint64(11)
+            if values:
+                k += self.values * np.uint64(13)
+        return k
 
 
-def guard_mask(
-    arrays: tuple[np.ndarray, np.ndarray, np.ndarray], i: np.ndarray, j: np.ndarray, *, values: bool
-) -> np.ndarray:
-    """Vectorised host/environment (and value) part of the identity guard for pairs."""
-    hosts, envs, vals = arrays
-    hi, hj = hosts[i], hosts[j]
-    ei, ej = envs[i], envs[j]
-    ok = ((hi == 0) | (hj == 0) | (hi == hj)) & ((ei == 0) | (ej == 0) | (ei == ej))
-    if values:
-        ok &= vals[i] == vals[j]
-    return ok
+def components(n: int, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """Connected components of an edge list, vectorised; returns each node's min label.
+
+    Min-label propagation with pointer jumping: a handful of numpy passes instead of a
+    Python union-find loop over hundreds of thousands of edges.
+    """
+    labels = np.arange(n, dtype=np.int64)
+    if not len(i):
+        return labels
+    while True:
+        m = np.minimum(labels[i], labels[j])
+        new = labels.copy()
+        np.minimum.at(new, i, m)
+        np.minimum.at(new, j, m)
+        while True:  # pointer jumping: follow labels to their roots
+            jumped = new[new]
+            if np.array_equal(jumped, new):
+                break
+            new = jumped
+        if np.array_equal(new, labels):
+            return labels
+        labels = new
 
 
-def profile_hash(f: Features, hasher: TokenHasher, *, names: bool = False) -> int:
-    """Hash the strict identity of a text, used to sort likely twins next to each other."""
-    h = hasher.set_hash
-    total = h(f.hosts) + 3 * h(f.envs) + 5 * h(f.values)
-    if names:
-        total += 7 * h(f.names)
-    return total & 0xFFFFFFFFFFFFFFFF
+def groups_from_labels(labels: np.ndarray) -> list[list[int]]:
+    """Turn component labels into sorted member lists ordered by their smallest member."""
+    order = np.lexsort((np.arange(len(labels)), labels))
+    sorted_labels = labels[order]
+    cuts = np.flatnonzero(sorted_labels[1:] != sorted_labels[:-1]) + 1
+    parts = np.split(order, cuts)
+    parts.sort(key=lambda p: int(p[0]))
+    return [p.tolist() for p in parts]
 
 
 # --- episode-level dedupe --------------------------------------------------------------
@@ -430,16 +496,18 @@ def near_duplicate_groups(
         if len(bi) == int(bi_off[-1]):
             sig = np.minimum(sig, minhash(bi, bi_off, k))
     active = uni_off[1:] > uni_off[:-1]
-    tb = np.fromiter((profile_hash(f, hasher) for f in features), dtype=np.uint64, count=n)
+    identity = Identity.of(features, hasher)
+    tb = identity.key(values=True, names=False)
     i, j = lsh_pairs(sig, bands, rows, window=4, tiebreak=tb, active=active)
     keep = estimate_filter(sig, i, j, max(threshold - 0.2, 0.05))
     i, j = i[keep], j[keep]
-    keep = guard_mask(guard_arrays(features, hasher), i, j, values=True)
-    pairs: list[tuple[float, int, int]] = []
+    keep = identity.mask(i, j, values=True)
+    sims: list[float] = []
+    ii: list[int] = []
+    jj: list[int] = []
     cache: dict[int, set[str]] = {}
     for a, b in zip(i[keep].tolist(), j[keep].tolist(), strict=True):
-        fa, fb = features[a], features[b]
-        if fa.values != fb.values or not identity_compatible(fa, fb, values=True):
+        if not identity_compatible(features[a], features[b], values=True):
             continue
         sa = cache.get(a)
         if sa is None:
@@ -449,8 +517,18 @@ def near_duplicate_groups(
             sb = cache[b] = _shingles(contents[b])
         sim = jaccard(sa, sb)
         if sim >= threshold:
-            pairs.append((sim, a, b))
-    return guarded_union(n, pairs, features, values=True).groups()
+            sims.append(sim)
+            ii.append(a)
+            jj.append(b)
+    return guarded_union(
+        n,
+        np.asarray(sims, dtype=np.float64),
+        np.asarray(ii, dtype=np.int64),
+        np.asarray(jj, dtype=np.int64),
+        features,
+        identity,
+        values=True,
+    )
 
 
 def exact_groups(

@@ -25,16 +25,20 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
 
+import numpy as np
+
 from . import conflicts as conf
 from .cluster import core_terms, core_terms_multi, split_by_value, subject_groups
 from .consolidate import REDACTION_MARK, Choice, choose, snippet, text_key
-from .dedupe import TokenHasher, exact_groups, guard_arrays, near_duplicate_groups
+from .dedupe import Identity, TokenHasher, exact_groups, near_duplicate_groups
 from .policy import Policy
 from .reflect import BROAD, Event, TopicIndex, TopicState, combine, find_marker, fold, term_themes
 from .route import route
 from .score import EvidenceView, recall_for, signals, weighted
 from .text import (
     _EMPTY,
+    DECIDE_CUE,
+    LIFE_CUE,
     Features,
     analyse,
     blocks,
@@ -90,6 +94,7 @@ class _Cluster:
     contradict: list[int] = field(default_factory=list)
     conflicts: list[int] = field(default_factory=list)
     contested: str | None = None
+    values: frozenset[str] = frozenset()
     claim_opposed: bool = False  # an approved claim in this cluster is on the other side
 
 
@@ -166,7 +171,7 @@ def run_sweep(
         for b in blocks(eps[g[0]].content):
             parts = [b.text] if b.heading else sentences(b.text)
             for s in parts:
-                skey = " ".join(s.lower().split())
+                skey = s  # blocks already collapsed line breaks; exact text is the key
                 f = sent_cache.get(skey)
                 if f is None:
                     f = sent_cache[skey] = analyse(s)
@@ -240,17 +245,24 @@ def run_sweep(
     tick("light.units")
 
     # ---- Light: cluster ---------------------------------------------------------------------
+    identity = Identity.of(U.feat, hasher)
     active = [u for u in range(n_units) if not U.junk[u] and U.feat[u].subject]
-    sg = subject_groups([U.feat[u] for u in active], policy.cluster_jaccard, hasher)
+    act = np.asarray(active, dtype=np.int64)
+    sg = subject_groups(
+        [U.feat[u] for u in active],
+        policy.cluster_jaccard,
+        hasher,
+        identity.take(act),
+    )
     clusters: list[_Cluster] = []
     group_parts: list[list[int]] = []  # subject group -> cluster indices
     for gi, members in enumerate(sg):
         unit_ids = [active[m] for m in members]
         parts = split_by_value(unit_ids, U.feat)
         idxs = []
-        for p in parts:
+        for values, p in parts:
             idxs.append(len(clusters))
-            clusters.append(_Cluster(units=p, group=gi))
+            clusters.append(_Cluster(units=p, group=gi, values=values))
         group_parts.append(idxs)
     unit_cluster = [-1] * n_units
     for ci, c in enumerate(clusters):
@@ -266,7 +278,7 @@ def run_sweep(
     core_third: list[set[str]] = [c[1] for c in cores]
     events: list[Event] = []
     for u in range(n_units):
-        if not U.eps[u] or not (U.feat[u].cues or U.checkbox[u]):
+        if not U.eps[u] or not (U.feat[u].cues & LIFE_CUE or U.checkbox[u]):
             continue
         marker = find_marker(U.text[u], U.checkbox[u])
         if marker is None:
@@ -280,7 +292,7 @@ def run_sweep(
     for ev in events:
         topics.setdefault(ev.marker.topic or ("own", ev.unit), []).append(ev)
     tindex = TopicIndex(core_third)
-    g_host, g_env, _ = (a.tolist() for a in guard_arrays(U.feat, hasher))
+    g_host, g_env = identity.hosts.tolist(), identity.envs.tolist()
     applies: dict[int, list[TopicState]] = {}
     for key, evs in topics.items():
         state = fold(evs)
@@ -312,23 +324,25 @@ def run_sweep(
     found_conflicts: list[conf.Found] = []
     stmts: list[tuple[int, conf.Statement]] = []
     for u in range(n_units):
-        if (U.junk[u] and U.claim[u] is None) or not U.feat[u].cues:
+        if (U.junk[u] and U.claim[u] is None) or not U.feat[u].cues & DECIDE_CUE:
             continue
         for st in conf.statements(U.text[u]):
             stmts.append((u, st))
     found_conflicts.extend(conf.decision_conflicts(stmts, u_first, u_last, U.claim))
     for idxs in group_parts:
-        if len(idxs) < 2:
-            continue
+        if sum(1 for ci in idxs if clusters[ci].values) < 2:
+            continue  # one value (or none): nothing to disagree about
         parts = [clusters[ci].units for ci in idxs]
-        values = [U.feat[p[0]].values if U.feat[p[0]].values else frozenset() for p in parts]
+        values = [clusters[ci].values for ci in idxs]
         state = [
-            sum(1 for u in p if not conf.is_event(U.feat[u].content)) * 2 > len(p) for p in parts
+            sum(1 for u in p[:50] if not conf.is_event(U.feat[u].content)) * 2 > len(p[:50])
+            for p in parts
         ]
         has_eps = [any(U.eps[u] for u in p) for p in parts]
-        subject = _label(core_terms([u for p in parts for u in p], U.feat, 0.5), U, parts)
-        fc = conf.value_conflict(parts, values, state, has_eps, U.claim, subject)
+        fc = conf.value_conflict(parts, values, state, has_eps, U.claim, "")
         if fc:
+            members = [u for p in parts for u in p]
+            fc.subject = _label(core_terms(members, U.feat, 0.5), U, parts)
             found_conflicts.append(fc)
     conflict_drafts: list[ConflictDraft] = []
     for k, fc in enumerate(found_conflicts):

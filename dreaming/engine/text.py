@@ -29,7 +29,9 @@ NAMEY = 256  # CamelCase, ACRONYM or @handle: a name wherever it stands
 MARK = 512  # lifecycle / decision marker word
 GENERIC = 1024  # generic noun: never a name even when capitalised
 SHORT = 2048  # a single letter: too short to be a key term
-CUE = 4096  # may start a lifecycle marker or a decision statement (see CUE_WORDS)
+LIFE_CUE = 4096  # may start a lifecycle marker (see LIFE_CUES)
+DECIDE_CUE = 8192  # may start a decision statement (see DECIDE_CUES)
+CUE = LIFE_CUE | DECIDE_CUE
 
 NOT_SUBJECT = STOP | WEAK | NUM | DATE | MARK | SHORT
 
@@ -75,16 +77,23 @@ MARK_WORDS = frozenset(
 
 # Words without which no lifecycle marker (reflect) or decision statement (conflicts) can
 # match: a sentence with none of them skips those regexes entirely.
-CUE_WORDS = frozenset(
+LIFE_CUES = frozenset(
     word_list(
         """
         todo fixme done closed close closing shipped archived archive wontfix won't snoozed
         snooze waiting blocked reopened reopen reopening reopens re-opened finished completed
-        resolved fixed hold paused progress use uses using adopt adopted adopting choose
-        chose chosen pick picked go went gone settle settled standardise standardize
-        standardised standardized rely relies move moved moving migrate migrated migrating
-        switch switched switching change changed changing transitioned replaced replacing
-        replace longer stopped stop dropped ditched abandoned retired
+        resolved fixed hold paused progress
+        """
+    )
+)
+DECIDE_CUES = frozenset(
+    word_list(
+        """
+        use uses using adopt adopted adopting choose chose chosen pick picked go went gone
+        settle settled standardise standardize standardised standardized rely relies move
+        moved moving migrate migrated migrating switch switched switching change changed
+        changing transitioned replaced replacing replace longer stopped stop dropped ditched
+        abandoned retired
         """
     )
 )
@@ -275,8 +284,10 @@ def _classify(token: str) -> tuple[str, int]:
         flags |= WEAK
     if canon in MARK_WORDS:
         flags |= MARK
-    if canon in CUE_WORDS or low in CUE_WORDS:
-        flags |= CUE
+    if canon in LIFE_CUES or low in LIFE_CUES:
+        flags |= LIFE_CUE
+    if canon in DECIDE_CUES or low in DECIDE_CUES:
+        flags |= DECIDE_CUE
     if canon in ENV_CANON:
         flags |= ENV
         canon = ENV_CANON[canon]
@@ -307,7 +318,7 @@ class Features:
     idents: frozenset[str]
     names: frozenset[str]
     stop_ratio: float
-    cues: bool = False  # holds a lifecycle or decision cue word
+    cues: int = 0  # LIFE_CUE / DECIDE_CUE bits: which cue words the sentence holds
 
     def entity_count(self) -> int:
         """Count identity entities (hosts, environments, identifiers, names, values)."""
@@ -450,7 +461,7 @@ def analyse(text: str) -> Features:
         idents=frozenset(idents) if idents else _EMPTY,
         names=frozenset(names) if names else _EMPTY,
         stop_ratio=stops / words if words else 0.0,
-        cues=bool(cues),
+        cues=cues,
     )
 
 

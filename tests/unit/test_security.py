@@ -21,9 +21,8 @@ _ALNUM = string.ascii_letters + string.digits
 
 
 def rand(n: int, alphabet: str = _ALNUM) -> str:
-    # Guarantee a digit and both cases so every detector's texture checks are satisfied.
-    body = [_rng.choice(alphabet) for _ in range(n - 3)]
-    return "".join(body) + "a7Q"[: min(3, n)] if n >= 3 else "".join(body)
+    # End in a digit and both cases so every detector's texture checks are satisfied.
+    return "".join(_rng.choice(alphabet) for _ in range(n - 3)) + "a7Q"
 
 
 def upper_digits(n: int) -> str:
@@ -48,14 +47,13 @@ GITLAB = "gl" + "pat-" + rand(20)
 HUGGINGFACE = "h" + "f_" + rand(34)
 STRIPE = "sk" + "_live_" + rand(24)
 NPM = "np" + "m_" + rand(36)
-JWT = (
-    "eyJ"
-    + base64.urlsafe_b64encode(b"hbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9").decode().rstrip("=")
-    + "."
-    + base64.urlsafe_b64encode(json.dumps({"sub": "1234567890"}).encode()).decode().rstrip("=")
-    + "."
-    + rand(43, _ALNUM + "-_")
-)
+
+
+def b64url(obj: dict) -> str:
+    return base64.urlsafe_b64encode(json.dumps(obj).encode()).decode().rstrip("=")
+
+
+JWT = f"{b64url({'alg': 'HS256', 'typ': 'JWT'})}.{b64url({'sub': '1234567890'})}.{rand(43)}"
 PEM_BODY = "\n".join(rand(64, _ALNUM + "+/") for _ in range(4))
 PKCS8 = f"-----BEGIN PRIVATE KEY-----\n{PEM_BODY}\n-----END PRIVATE KEY-----"
 BEARER = rand(40, _ALNUM + "._-")
