@@ -53,6 +53,7 @@ HEARTBEAT_STALE = timedelta(minutes=3)
 SOURCE_TRUST = {"bundle": 1.0, "vault": 0.8, "note": 0.8, "daily_log": 0.6, "transcript": 0.5}
 TRUST_LABEL = {Episode.Trust.APPROVED: 1.0, Episode.Trust.REVIEWED: 0.9}
 PHASES = ("light", "rem", "deep", "settle")
+BOOKKEEPING_KINDS = (Episode.Kind.APPROVAL, Episode.Kind.RETRIEVAL, Episode.Kind.SOURCE_INGEST)
 
 
 class DreamBusy(Exception):
@@ -195,7 +196,10 @@ def _compute(run: DreamRun) -> _Computed:
     project = run.project
     policy = project_policy(project)
     backfill = (run.backfill_from, run.backfill_to) if run.backfill_from else None
-    dreamable = Episode.objects.dreamable().filter(project=project)
+    # Our own bookkeeping (approvals, retrievals) is not project material to consolidate.
+    dreamable = (
+        Episode.objects.dreamable().filter(project=project).exclude(kind__in=BOOKKEEPING_KINDS)
+    )
     if backfill:
         candidates = dreamable.filter(
             occurred_at__date__gte=backfill[0], occurred_at__date__lte=backfill[1]

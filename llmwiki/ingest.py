@@ -7,6 +7,7 @@ whose bytes were already imported into the project is reported `unchanged` and s
 
 from __future__ import annotations
 
+import json
 import logging
 import mimetypes
 import os
@@ -436,8 +437,44 @@ def episode_record(
             tags=tuple(tags),
         )
     )
-    with transaction.atomic():
-        (row,), _summary = _gate(project, [draft], Episode.Trust.DRAFT, timezone.now(), set())
-        episode = Episode.objects.create(**{**row, "kind": kind})
-        AuditEvent.record(actor=actor, action="episode.record", obj=episode, after={"kind": kind})
+    # The raw event is kept as a source (the raw layer is the only place a secret may
+    # live), so an episode posted by an agent has the same provenance as an imported file.
+    raw = json.dumps(
+        {
+            "actor": actor,
+            "kind": kind,
+            "content": content,
+            "occurred_at": occurred_at.isoformat() if occurred_at else None,
+            "locator": locator or {},
+            "tags": list(tags),
+        },
+        sort_keys=True,
+        ensure_ascii=False,
+    ).encode()
+    sha, written = blob_write(raw)
+    try:
+        with transaction.atomic():
+            now = timezone.now()
+            (row,), summary = _gate(project, [draft], Episode.Trust.DRAFT, now, set())
+            source, _ = Source.objects.get_or_create(
+                project=project,
+                sha256=sha,
+                defaults={
+                    "size": len(raw),
+                    "media_type": "application/json",
+                    "original_name": f"{sha[:12]}.json",
+                    "path": f"api/{actor}/{sha[:12]}.json",
+                    "importer": "api",
+                    "retrieved_at": now,
+                    "security_summary": summary,
+                },
+            )
+            episode = Episode.objects.create(**{**row, "kind": kind, "source": source})
+            AuditEvent.record(
+                actor=actor, action="episode.record", obj=episode, after={"kind": kind}
+            )
+    except BaseException:
+        if written:
+            blob_discard(sha)
+        raise
     return episode

@@ -561,3 +561,39 @@ def bulk_insert(
                     )
                 batch.append(values)
             cursor.executemany(sql, batch)
+
+
+class ManifestVersion(ImmutableModel):
+    """The project's MANIFEST: which revision of each page and which claims are current."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="manifests")
+    number = models.PositiveIntegerField()
+    content = models.JSONField()
+    sha256 = models.CharField(max_length=64)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "number"], name="one_manifest_number")
+        ]
+        ordering = ["-number"]
+
+    def __str__(self) -> str:
+        return f"{self.project.slug} MANIFEST v{self.number}"
+
+
+class ChangelogEntry(ImmutableModel):
+    """One line of the project's CHANGELOG: what reviewed memory changed and why."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="changelog")
+    at = models.DateTimeField(default=timezone.now)
+    actor = models.CharField(max_length=200)
+    summary = models.CharField(max_length=500)
+    claim = models.ForeignKey(Claim, null=True, blank=True, on_delete=models.PROTECT)
+    revision = models.ForeignKey(PageRevision, null=True, blank=True, on_delete=models.PROTECT)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.at:%Y-%m-%d} {self.summary}"

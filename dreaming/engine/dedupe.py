@@ -372,7 +372,8 @@ class Identity:
         n = len(features)
 
         def col(kind: str) -> np.ndarray:
-            return np.fromiter((h(getattr(f, kind)) for f in features), np.uint64, count=n)
+            sets = [getattr(f, kind) for f in features]
+            return np.fromiter((h(x) if x else 0 for x in sets), np.uint64, count=n)
 
         return cls(col("hosts"), col("envs"), col("values"), col("idents"), col("names"))
 

@@ -234,14 +234,13 @@ def run_sweep(
             U.eps[u] = sorted(set(U.eps[u]))
     counts["sentences"] = n_units
     counts["junk_sentences"] = sum(1 for j in U.junk if j)
-    u_first: list[datetime | None] = [
-        eps[U.eps[u][0]].occurred_at if U.eps[u] else None for u in range(n_units)
-    ]
-    u_last: list[datetime | None] = [
-        max(eps[i].occurred_at for i in U.eps[u]) if U.eps[u] else None for u in range(n_units)
-    ]
-    u_trust = [max((eps[i].source_trust for i in U.eps[u]), default=1.0) for u in range(n_units)]
-    u_weight = [len(U.eps[u]) for u in range(n_units)]
+    # Episode indices follow time order, so a unit's sorted episode list starts at its
+    # first occurrence and ends at its last.
+    u_first: list[datetime | None] = [eps[x[0]].occurred_at if x else None for x in U.eps]
+    u_last: list[datetime | None] = [eps[x[-1]].occurred_at if x else None for x in U.eps]
+    ep_trust = [e.source_trust for e in eps]
+    u_trust = [max(map(ep_trust.__getitem__, x)) if x else 1.0 for x in U.eps]
+    u_weight = [len(x) for x in U.eps]
     tick("light.units")
 
     # ---- Light: cluster ---------------------------------------------------------------------
@@ -379,16 +378,17 @@ def run_sweep(
     tick("rem.conflicts")
 
     # ---- REM: themes -------------------------------------------------------------------
+    flagged = [bool(e.risk_flags) for e in eps]
     theme_units = [
         u
         for u in range(n_units)
-        if U.eps[u] and not U.junk[u] and not any(eps[i].risk_flags for i in U.eps[u])
+        if U.eps[u] and not U.junk[u] and not any(map(flagged.__getitem__, U.eps[u]))
     ]
     themes: list[Theme] = []
     subject_themes = []
     for ci, c in enumerate(clusters):
         eps_c = {i for u in c.units for i in U.eps[u]}
-        if not eps_c or any(eps[i].risk_flags for i in eps_c):
+        if not eps_c or any(map(flagged.__getitem__, eps_c)):
             continue
         days = len({ep_day[i] for i in eps_c})
         if days >= policy.theme_min_days:

@@ -327,34 +327,83 @@ class Features:
         )
 
 
-# A whitespace-separated chunk ("db-staging-2).", "(host", "Decision:") is classified once:
-# its tokens, whether it opens a clause for the next token (a trailing ":") and whether
-# it opens one itself (a leading "(" or quote). str.split() plus a dict lookup per chunk
-# is several times cheaper than running the token regex over every sentence. The two
-# commonest chunks get compact encodings the hot loop tests first: a plain content word
-# is stored as its canonical string, a lone stopword as ``_STOP_CHUNK``.
-_Chunk = str | int | tuple[tuple[tuple[str, int], ...], bool, bool]
-_CHUNKS: dict[str, _Chunk] = {}
-_STOP_CHUNK = 0
+# A whitespace-separated chunk ("db-staging-2).", "(host", "Decision:") is classified once
+# into everything a sentence needs from it: its content tokens, subject terms, values and
+# entities, counts, cue bits, and whether it opens a clause (a leading "(" or quote) or
+# opens one for the next chunk (a trailing ":"). A sentence is then a handful of list and
+# set comprehensions over its chunks' records instead of a branchy per-token loop —
+# str.split() plus one dict lookup per chunk, several times cheaper than the token regex.
+class _ChunkInfo:
+    __slots__ = (
+        "caps",
+        "content",
+        "counts",
+        "cues",
+        "envs",
+        "hosts",
+        "idents",
+        "names",
+        "opens_next",
+        "opens_self",
+        "special",
+        "stops",
+        "subject",
+        "values",
+        "words",
+    )
+
+    def __init__(self, raw: str) -> None:
+        if _TIME_CHUNK_RE.fullmatch(raw):
+            toks: list[tuple[str, int]] = []
+        else:
+            toks = [token_info(t) for t in TOKEN_RE.findall(raw)]
+        self.opens_next = raw.endswith((":", "("))
+        self.opens_self = raw[:1] in "(\"'["
+        self.words = len(toks)
+        self.stops = sum(1 for _, f in toks if f & STOP)
+        kept = [(c, f) for c, f in toks if not f & _SKIP]
+        self.content = tuple(c for c, _ in kept)
+        self.subject = tuple(c for c, f in kept if not f & NOT_SUBJECT)
+        self.values = tuple(c for c, f in kept if f & NUM)
+        self.hosts = tuple(c for c, f in kept if f & HOST)
+        envs = [c for c, f in kept if f & ENV and not f & HOST]
+        for c, f in kept:
+            if f & HOST and f & ENV:
+                envs.extend(_host_envs(c))
+        self.envs = tuple(envs)
+        self.idents = tuple(c for c, f in kept if f & IDENT)
+        # Only the chunk's first token can open a clause; a Capitalised word there is a
+        # name only when it does not (decided per sentence), later ones always are.
+        first_cap = bool(toks) and bool(toks[0][1] & CAP) and not toks[0][1] & _SKIP
+        self.caps = toks[0][0] if first_cap else None
+        self.names = tuple(c for k, (c, f) in enumerate(toks) if f & NAMEY or (f & CAP and k > 0))
+        self.cues = 0
+        for _, f in toks:
+            self.cues |= f & CUE
+        # (kind, item) pairs for the identity sets, so a sentence only touches what exists;
+        # kind 5 carries cue bits.
+        self.special = tuple(
+            [(0, c) for c in self.values]
+            + [(1, c) for c in self.hosts]
+            + [(2, c) for c in self.envs]
+            + [(3, c) for c in self.idents]
+            + [(4, c) for c in self.names]
+            + ([(5, self.cues)] if self.cues else [])
+        )
+        # words and stops packed in one int so a sentence sums them in one pass
+        self.counts = self.words + (self.stops << 20)
+
+
+_CHUNKS: dict[str, _ChunkInfo] = {}
 _TIME_CHUNK_RE = re.compile(r"[(\[]?\d{1,2}:\d{2}(?::\d{2})?(?:[ap]m)?[)\],.;:]*", re.I)
 
 
-def _chunk(raw: str) -> _Chunk:
+def _chunk(raw: str) -> _ChunkInfo:
     info = _CHUNKS.get(raw)
     if info is None:
         if len(_CHUNKS) >= _MEMO_MAX:
             _CHUNKS.clear()
-        if _TIME_CHUNK_RE.fullmatch(raw):
-            toks: tuple[tuple[str, int], ...] = ()
-        else:
-            toks = tuple(token_info(t) for t in TOKEN_RE.findall(raw))
-        opens_next = raw.endswith((":", "("))
-        opens_self = raw[:1] in "(\"'["
-        if len(toks) == 1 and not opens_next and not opens_self and toks[0][1] in (0, STOP):
-            info = toks[0][0] if toks[0][1] == 0 else _STOP_CHUNK
-        else:
-            info = (toks, opens_next, opens_self)
-        _CHUNKS[raw] = info
+        info = _CHUNKS[raw] = _ChunkInfo(raw)
     return info
 
 
@@ -363,97 +412,53 @@ _EMPTY: frozenset[str] = frozenset()
 
 def analyse(text: str) -> Features:
     """Tokenise one sentence and extract its key terms and entities."""
-    content: list[str] = []
-    subject: set[str] = set()
-    values: set[str] = set()
-    # Entity sets are usually empty; they are created on first use.
-    hosts: set[str] | None = None
-    envs: set[str] | None = None
-    idents: set[str] | None = None
-    names: set[str] | None = None
-    words = stops = 0
+    get = _CHUNKS.get
+    infos = [get(r) or _chunk(r) for r in text.split()]
+    content = tuple([c for ch in infos for c in ch.content])
+    subject = {t for ch in infos for t in ch.subject}
+    packed = sum([ch.counts for ch in infos])
+    words, stops = packed & 0xFFFFF, packed >> 20
+    # values, hosts, envs, idents, names
+    sets: tuple[set[str], ...] = (set(), set(), set(), set(), set())
     cues = 0
-    chunks = _CHUNKS
-    initial = True
-    add_content = content.append
-    add_subject = subject.add
-    for raw in text.split():
-        info = chunks.get(raw)
-        if info is None:
-            info = _chunk(raw)
-        if type(info) is str:  # plain content word
-            add_content(info)
-            add_subject(info)
-            words += 1
-            initial = False
-            continue
-        if info is _STOP_CHUNK:
-            words += 1
-            stops += 1
-            initial = False
-            continue
-        toks, opens_next, opens_self = info
-        if opens_self:
-            initial = True
-        words += len(toks)
-        for canon, flags in toks:
-            if not flags:
-                add_content(canon)
-                add_subject(canon)
-                initial = False
-                continue
-            cues |= flags & CUE
-            if flags & _SKIP:
-                if flags & STOP:
-                    stops += 1
-                initial = False
-                continue
-            add_content(canon)
-            if flags & NUM:
-                values.add(canon)
-            elif not flags & NOT_SUBJECT:
-                add_subject(canon)
-            if flags & _ENTITY:
-                if flags & HOST:
-                    if hosts is None:
-                        hosts = set()
-                    hosts.add(canon)
-                    if flags & ENV:
-                        if envs is None:
-                            envs = set()
-                        envs.update(_host_envs(canon))
-                elif flags & ENV:
-                    if envs is None:
-                        envs = set()
-                    envs.add(canon)
-                if flags & IDENT:
-                    if idents is None:
-                        idents = set()
-                    idents.add(canon)
-                # A capitalised word opening a clause is no evidence of a name.
-                if flags & NAMEY or (flags & CAP and not initial):
-                    if names is None:
-                        names = set()
-                    names.add(canon)
-            initial = False
-        if opens_next:
-            initial = True
+    for kind, item in [p for ch in infos for p in ch.special]:
+        if kind == 5:
+            cues |= item
+        else:
+            sets[kind].add(item)
+    values, hosts, envs, idents, names = sets
+    # A Capitalised word is a name unless it opens the sentence or a clause ("Decision:
+    # Use …", "(Note …"), where capitalisation is no evidence either way.
+    prev_opens = True
+    for ch in infos:
+        if ch.caps is not None and not prev_opens and not ch.opens_self:
+            names.add(ch.caps)
+        if ch.words:
+            prev_opens = ch.opens_next
+        elif ch.opens_next:
+            prev_opens = True
     if "`" in text:
         codes = _CODE_RE.findall(text)
         if codes:
-            idents = (idents or set()) | {c.strip().lower() for c in codes}
-    if "own" in text or " by " in text or "ssign" in text or "ead" in text or "aintain" in text:
+            idents.update(c.strip().lower() for c in codes)
+    if (
+        "own" in text
+        or "ssign" in text
+        or "aintain" in text
+        or " lead" in text
+        or "ed by" in text
+        or "un by" in text
+    ):
         # Owners usually open the sentence ("Alice owns ..."), where capitalisation is no
         # evidence of a name; the ownership phrase is.
         for m in _OWNER_RE.finditer(text):
             who = (m.group(1) or m.group(2) or m.group(3) or "").lstrip("@").lower()
             if who and who not in STOPWORDS:
-                names = names or set()
                 names.add(who)
                 subject.add(who)
     return Features(
         words=words,
-        content=tuple(content),
+        content=content,
         subject=frozenset(subject),
         values=frozenset(values) if values else _EMPTY,
         hosts=frozenset(hosts) if hosts else _EMPTY,
@@ -475,17 +480,8 @@ def _host_envs(host: str) -> list[str]:
 
 def tokenize(text: str) -> list[str]:
     """Return lowercase canonical word tokens, stopwords removed (the benchmark floor)."""
-    out: list[str] = []
-    chunks = _CHUNKS
-    for raw in text.split():
-        info = chunks.get(raw)
-        if info is None:
-            info = _chunk(raw)
-        if type(info) is str:
-            out.append(info)
-        elif info is not _STOP_CHUNK:
-            out.extend(canon for canon, flags in info[0] if not flags & STOP)
-    return out
+    get = _CHUNKS.get
+    return [c for r in text.split() for c in (get(r) or _chunk(r)).content]
 
 
 def key_terms(text: str) -> frozenset[str]:

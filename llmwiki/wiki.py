@@ -1,0 +1,137 @@
+"""The reviewed wiki's write path: compile pages from claims, publish revisions, MANIFEST.
+
+Revisions are immutable and deterministic: the same claims give the same markdown bytes,
+so a recompile that changes nothing publishes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from django.db import transaction
+
+from llmwiki.models import (
+    AuditEvent,
+    ChangelogEntry,
+    Claim,
+    ManifestVersion,
+    Page,
+    PageRevision,
+    Project,
+    actor_label,
+    sha256_hex,
+)
+
+GENERAL_SECTION = "General"
+
+
+def claim_line(claim: Claim) -> str:
+    text = " ".join(claim.text.split())
+    return f"- {text} _(claim {claim.pk})_"
+
+
+def compile_claims_page(page: Page, claims: Iterable[Claim]) -> str:
+    """Markdown for a page: its title, then one section per claim section, claims by id."""
+    by_section: dict[str, list[Claim]] = {}
+    for claim in sorted(claims, key=lambda c: ((c.section or GENERAL_SECTION).lower(), c.pk)):
+        by_section.setdefault(claim.section or GENERAL_SECTION, []).append(claim)
+    lines = [f"# {page.title}", ""]
+    if not by_section:
+        lines += ["_No reviewed claims yet._", ""]
+    for section, items in by_section.items():
+        lines += [f"## {section}", ""]
+        lines += [claim_line(c) for c in items]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def approved_claims(page: Page) -> list[Claim]:
+    return list(page.claims.filter(status=Claim.Status.APPROVED).order_by("id"))
+
+
+@transaction.atomic
+def page_publish(
+    *, page: Page, markdown: str, claim_ids: list[int], actor: Any, reason: str
+) -> PageRevision | None:
+    """Add a revision unless the markdown is unchanged; returns the new revision or None."""
+    page = Page.objects.select_for_update().get(pk=page.pk)
+    current = page.current_revision
+    if current is not None and current.markdown == markdown:
+        return None
+    number = (current.number if current else 0) + 1
+    revision = PageRevision.objects.create(
+        page=page,
+        number=number,
+        markdown=markdown,
+        parent=current,
+        author=actor if getattr(actor, "pk", None) else None,
+        reason=reason[:500],
+        claim_ids=sorted(claim_ids),
+    )
+    Page.objects.filter(pk=page.pk).update(current_revision=revision)
+    AuditEvent.record(
+        actor=actor,
+        action="page.revision",
+        obj=page,
+        project=page.project,
+        before={"revision": current.number if current else None},
+        after={"revision": number, "sha256": revision.content_hash},
+        note=reason[:500],
+    )
+    return revision
+
+
+def page_recompile(*, page: Page, actor: Any, reason: str) -> PageRevision | None:
+    claims = approved_claims(page)
+    return page_publish(
+        page=page,
+        markdown=compile_claims_page(page, claims),
+        claim_ids=[c.pk for c in claims],
+        actor=actor,
+        reason=reason,
+    )
+
+
+@transaction.atomic
+def record_change(
+    *,
+    project: Project,
+    actor: Any,
+    summary: str,
+    claim: Claim | None = None,
+    revision: PageRevision | None = None,
+) -> ManifestVersion:
+    """Append a CHANGELOG line and a new MANIFEST version describing the reviewed layer."""
+    ChangelogEntry.objects.create(
+        project=project,
+        actor=actor_label(actor),
+        summary=summary[:500],
+        claim=claim,
+        revision=revision,
+    )
+    pages = Page.objects.filter(project=project).select_related("current_revision").order_by("key")
+    content = {
+        "project": project.slug,
+        "pages": [
+            {
+                "key": p.key,
+                "revision": p.current_revision.number if p.current_revision else None,
+                "sha256": p.current_revision.content_hash if p.current_revision else None,
+            }
+            for p in pages
+        ],
+        "claims": sorted(
+            Claim.objects.filter(project=project, status=Claim.Status.APPROVED).values_list(
+                "id", flat=True
+            )
+        ),
+    }
+    last = ManifestVersion.objects.filter(project=project).order_by("-number").first()
+    return ManifestVersion.objects.create(
+        project=project,
+        number=(last.number if last else 0) + 1,
+        content=content,
+        sha256=sha256_hex(json.dumps(content, sort_keys=True)),
+    )
