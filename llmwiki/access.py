@@ -45,5 +45,8 @@ def get_project_for(user: AbstractBaseUser, slug: str, role: str = Role.VIEWER) 
         raise Http404("No such project")
     if ROLE_RANK[actual] < ROLE_RANK[role]:
         raise PermissionDenied(f"This needs the {role} role on {project.name}; you are {actual}.")
+    # Templates decide which controls to show from these; the services check again.
     project.user_role = actual
+    project.can_review = ROLE_RANK[actual] >= ROLE_RANK[Role.REVIEWER]
+    project.can_maintain = actual == Role.MAINTAINER
     return project

@@ -91,6 +91,10 @@ INVISIBLE_CHARS: Final = (
 _INVISIBLE_RE: Final = re.compile(
     f"[{INVISIBLE_CHARS}]|(?<=[\ufe00-\ufe0f\U000e0100-\U000e01ef])[\ufe00-\ufe0f]"
 )
+# Whole runs get one marker, so a megabyte of zero-width or tag characters cannot blow up
+# into ~80 bytes of markup per character.
+_INVISIBLE_RUN_RE: Final = re.compile(f"(?:{_INVISIBLE_RE.pattern})+")
+_TAG_OR_ONE_RE: Final = re.compile("[\U000e0000-\U000e007f]+|.", re.DOTALL)
 _SURROGATE_RE: Final = re.compile("[\ud800-\udfff]")
 _ID_INVALID_RE: Final = re.compile(r"[^a-z0-9-]+")
 _SLUG_SEP_RE: Final = re.compile(r"[^a-z0-9]+")
@@ -100,22 +104,48 @@ def _codepoint(ch: str) -> str:
     return f"U+{ord(ch):04X}"
 
 
+def _tag_text(run: str) -> str:
+    """Decode Unicode tag characters to the ASCII they smuggle (controls as ``\\xNN``)."""
+    out = []
+    for ch in run:
+        code = ord(ch) - 0xE0000
+        out.append(chr(code) if 0x20 <= code < 0x7F else f"\\x{code:02x}")
+    return "".join(out)
+
+
+def _run_label(run: str) -> str:
+    """Code points of a run; tag-character stretches also spell out their hidden ASCII."""
+    parts = []
+    for m in _TAG_OR_ONE_RE.finditer(run):
+        seg = m.group()
+        if len(seg) > 1:
+            # Tag characters hide ASCII text (prompt injection); show what they spell.
+            first, last = _codepoint(seg[0]), _codepoint(seg[-1])
+            parts.append(f'{first}…{last} tag text: "{_tag_text(seg)}"')
+        else:
+            parts.append(_codepoint(seg))
+    return " ".join(parts)
+
+
 def _marker_html(match: re.Match[str]) -> str:
-    """Visible stand-in for one invisible character inside text content (already escaped)."""
-    ch = match.group()
-    # Unicode character names are ASCII letters, digits, spaces and hyphens: no escaping.
-    title = f"{_codepoint(ch)} {unicodedata.name(ch, '')}".rstrip()
-    return f'<span class="{INVISIBLE_CLASS}" title="{title}">⟨{_codepoint(ch)}⟩</span>'
+    """Visible stand-in for a run of invisible characters inside (escaped) text content."""
+    run = match.group()
+    if len(run) == 1:
+        # Unicode character names are ASCII letters, digits, spaces and hyphens.
+        title = f"{_codepoint(run)} {unicodedata.name(run, '')}".rstrip()
+    else:
+        title = f"{len(run)} invisible characters"
+    return f'<span class="{INVISIBLE_CLASS}" title="{title}">⟨{escapeHtml(_run_label(run))}⟩</span>'
 
 
 def _marker_text(match: re.Match[str]) -> str:
     """Markup-free stand-in, for attribute values where a <span> cannot go."""
-    return f"⟨{_codepoint(match.group())}⟩"
+    return "⟨" + " ".join(_codepoint(ch) for ch in match.group()) + "⟩"
 
 
 def _escape_marked(text: str) -> str:
     """HTML-escape text content and make its invisible characters visible."""
-    return _INVISIBLE_RE.sub(_marker_html, escapeHtml(text))
+    return _INVISIBLE_RUN_RE.sub(_marker_html, escapeHtml(text))
 
 
 def _valid_unicode(text: str) -> str:
@@ -138,15 +168,11 @@ def _rule_text(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: 
     return _escape_marked(tokens[idx].content)
 
 
-def _rule_code_inline(
-    self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any
-) -> str:
+def _rule_code_inline(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
     return f"<code>{_escape_marked(tokens[idx].content)}</code>"
 
 
-def _rule_code_block(
-    self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any
-) -> str:
+def _rule_code_block(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
     # The fence info string (language) is dropped: class attributes are not allowlisted.
     return f"<pre><code>{_escape_marked(tokens[idx].content)}</code></pre>\n"
 
@@ -227,7 +253,7 @@ def _rewrite(tokens: Sequence[Token], used_ids: set[str]) -> None:
             tok.attrs["id"] = anchor
         for name, value in list(tok.attrs.items()):
             if isinstance(value, str):
-                tok.attrs[name] = _INVISIBLE_RE.sub(_marker_text, value)
+                tok.attrs[name] = _INVISIBLE_RUN_RE.sub(_marker_text, value)
         if tok.children:
             _rewrite(tok.children, used_ids)
 
@@ -243,7 +269,7 @@ def _attribute_filter(tag: str, attr: str, value: str) -> str | None:
         return cleaned or None
     if attr == "title":
         # Belt and braces: no invisible character reaches the DOM, even in a tooltip.
-        return _INVISIBLE_RE.sub(_marker_text, value)
+        return _INVISIBLE_RUN_RE.sub(_marker_text, value)
     return value
 
 

@@ -11,6 +11,7 @@ project_patterns = [
     path("episodes/", views.episode_list, name="episode_list"),
     path("quarantine/", views.quarantine, name="quarantine"),
     path("dreaming/", include("dreaming.urls")),
+    path("", include("reviews.urls")),
 ]
 
 urlpatterns = [

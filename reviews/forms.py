@@ -1,0 +1,66 @@
+from __future__ import annotations
+
+from django import forms
+
+from dreaming.models import Candidate, Conflict
+from llmwiki.models import PageKey, SecurityClass
+
+
+class QueueFilterForm(forms.Form):
+    SORTS = [("risk", "Riskiest first"), ("score", "Highest score"), ("age", "Oldest first")]
+
+    page_target = forms.ChoiceField(
+        required=False, choices=[("", "Any page"), *PageKey.choices[:6]], label="Page"
+    )
+    risk = forms.CharField(required=False, max_length=40, label="Flag contains")
+    security = forms.ChoiceField(
+        required=False, choices=[("", "Any class"), *SecurityClass.choices], label="Security"
+    )
+    status = forms.ChoiceField(
+        required=False,
+        choices=[("", "Proposed and deferred"), ("proposed", "Proposed"), ("deferred", "Deferred")],
+    )
+    min_score = forms.FloatField(required=False, min_value=0, max_value=1, label="Score ≥")
+    max_score = forms.FloatField(required=False, min_value=0, max_value=1, label="Score ≤")
+    older_than = forms.IntegerField(required=False, min_value=0, label="Older than (days)")
+    sort = forms.ChoiceField(required=False, choices=SORTS)
+
+
+class ActionForm(forms.Form):
+    """Every review action carries the version token of what the reviewer saw."""
+
+    candidate_version = forms.IntegerField(widget=forms.HiddenInput)
+    page_revision = forms.IntegerField(widget=forms.HiddenInput, required=False)
+    note = forms.CharField(
+        required=False, max_length=2000, widget=forms.Textarea(attrs={"rows": 2})
+    )
+    edited_text = forms.CharField(
+        required=False, max_length=4000, widget=forms.Textarea(attrs={"rows": 3})
+    )
+    sensitive_confirmed = forms.BooleanField(required=False, label="Sensitive content reviewed")
+    claim = forms.IntegerField(required=False, label="Merge into claim #")
+
+
+class ConflictResolveForm(forms.Form):
+    resolution = forms.ChoiceField(choices=Conflict.Resolution.choices)
+    note = forms.CharField(
+        required=False, max_length=2000, widget=forms.Textarea(attrs={"rows": 2})
+    )
+    winner = forms.IntegerField(required=False, min_value=0)
+    merged_text = forms.CharField(
+        required=False, max_length=4000, widget=forms.Textarea(attrs={"rows": 2})
+    )
+    owner = forms.CharField(required=False, max_length=150, label="Owner (username)")
+    due = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+
+
+class RollbackForm(forms.Form):
+    revision = forms.IntegerField(min_value=1)
+    reason = forms.CharField(required=False, max_length=500)
+
+
+class RetractForm(forms.Form):
+    reason = forms.CharField(max_length=500)
+
+
+OPEN = Candidate.OPEN_STATUSES

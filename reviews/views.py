@@ -1,0 +1,501 @@
+"""The reviewer's application: queue, candidate panel, actions, conflicts, wiki pages."""
+
+from __future__ import annotations
+
+import difflib
+from datetime import timedelta
+
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.db.models import Case, Count, IntegerField, Q, TextField, Value, When
+from django.db.models.functions import Cast
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.html import escape
+from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.vary import vary_on_headers
+
+from dreaming.engine.policy import SIGNALS
+from dreaming.models import Candidate, CandidateEvidence, Conflict
+from dreaming.services import project_policy
+from llmwiki.access import get_project_for
+from llmwiki.models import Claim, Page, PageRevision, Project, Role, SecurityClass
+from llmwiki.render import render_markdown
+from llmwiki.wiki import GENERAL_SECTION, claim_line
+from reviews import services
+from reviews.forms import (
+    ActionForm,
+    ConflictResolveForm,
+    QueueFilterForm,
+    RetractForm,
+    RollbackForm,
+)
+from reviews.models import Review
+
+QUEUE_PAGE = 25
+
+
+# --- Queue --------------------------------------------------------------------------------
+
+
+def queue_queryset(project: Project, data: dict):
+    qs = Candidate.objects.filter(project=project, status__in=Candidate.OPEN_STATUSES)
+    if data.get("status"):
+        qs = qs.filter(status=data["status"])
+    if data.get("page_target"):
+        qs = qs.filter(page_target=data["page_target"])
+    if data.get("security"):
+        qs = qs.filter(security_class=data["security"])
+    if data.get("risk"):
+        qs = qs.annotate(flags_text=Cast("flags", TextField())).filter(
+            flags_text__icontains=data["risk"]
+        )
+    if data.get("min_score") is not None:
+        qs = qs.filter(score__gte=data["min_score"])
+    if data.get("max_score") is not None:
+        qs = qs.filter(score__lte=data["max_score"])
+    if data.get("older_than"):
+        qs = qs.filter(created_at__lte=timezone.now() - timedelta(days=data["older_than"]))
+    qs = qs.annotate(
+        n_evidence=Count("evidence"),
+        risk=Case(
+            When(security_class=SecurityClass.RESTRICTED, then=Value(2)),
+            When(flags=[], then=Value(0)),
+            default=Value(1),
+            output_field=IntegerField(),
+        ),
+    )
+    order = {
+        "score": ["-score", "id"],
+        "age": ["created_at", "id"],
+    }.get(data.get("sort") or "risk", ["-risk", "-score", "id"])
+    return qs.order_by(*order)
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+@login_required
+def queue(request: HttpRequest, slug: str) -> HttpResponse:
+    project = get_project_for(request.user, slug)
+    form = QueueFilterForm(request.GET)
+    data = form.cleaned_data if form.is_valid() else {}
+    page = Paginator(queue_queryset(project, data), QUEUE_PAGE).get_page(request.GET.get("page"))
+    counts = Candidate.objects.filter(project=project).aggregate(
+        proposed=Count("id", filter=Q(status=Candidate.Status.PROPOSED)),
+        deferred=Count("id", filter=Q(status=Candidate.Status.DEFERRED)),
+    )
+    query = request.GET.copy()
+    query.pop("page", None)
+    template = "reviews/queue.html#results" if request.htmx else "reviews/queue.html"
+    return render(
+        request,
+        template,
+        {
+            "project": project,
+            "nav": "review",
+            "form": form,
+            "page": page,
+            "counts": counts,
+            "open_conflicts": Conflict.objects.filter(project=project)
+            .exclude(status=Conflict.Status.RESOLVED)
+            .count(),
+            "query": query.urlencode(),
+        },
+    )
+
+
+# --- Candidate panel and actions ------------------------------------------------------------
+
+
+def highlight(content: str, needle: str) -> str:
+    """Escape `content`, marking where the candidate's text (or its first words) appears."""
+    for probe in (needle.strip(), " ".join(needle.split()[:6])):
+        if probe and probe in content:
+            start = content.index(probe)
+            end = start + len(probe)
+            return mark_safe(  # noqa: S308 - every piece is escaped
+                escape(content[:start])
+                + "<mark>"
+                + escape(content[start:end])
+                + "</mark>"
+                + escape(content[end:])
+            )
+    return escape(content)
+
+
+def approval_diff(candidate: Candidate, page: Page | None) -> list[str]:
+    """The page section as it is and as approving would make it, as unified diff lines."""
+    if page is None:
+        return []
+    before = page.current_revision.markdown if page.current_revision else ""
+    claims = list(page.claims.filter(status=Claim.Status.APPROVED))
+    preview = Claim(pk=0, text=candidate.text, section=candidate.section)
+    from llmwiki.wiki import compile_claims_page
+
+    after = compile_claims_page(page, [*claims, preview]).replace(" _(claim 0)_", " _(new claim)_")
+    return list(
+        difflib.unified_diff(
+            before.splitlines(), after.splitlines(), "current", "after approval", lineterm="", n=2
+        )
+    )
+
+
+def candidate_context(request: HttpRequest, project: Project, candidate: Candidate) -> dict:
+    page = services.page_for(candidate)
+    policy = project_policy(project)
+    weights = policy.weights.as_dict()
+    evidence = (
+        CandidateEvidence.objects.filter(candidate=candidate)
+        .select_related("episode__source")
+        .order_by("episode__occurred_at", "episode_id")
+    )
+    return {
+        "project": project,
+        "nav": "review",
+        "candidate": candidate,
+        "evidence": [(e, highlight(e.episode.content, candidate.text)) for e in evidence],
+        "signals": [
+            {
+                "name": n,
+                "value": candidate.signals.get(n, 0.0),
+                "weight": weights[n],
+                "contribution": candidate.signals.get(f"{n}.w", 0.0),
+            }
+            for n in SIGNALS
+        ],
+        "policy": policy,
+        "page": page,
+        "diff": approval_diff(candidate, page),
+        "reviews": Review.objects.filter(candidate=candidate).select_related("reviewer"),
+        "actions": services.get_actions(candidate, request.user),
+        "seen": services.form_state(candidate),
+        "sensitive": services.is_sensitive(candidate),
+        "next_revision": (page.current_revision.number + 1)
+        if page and page.current_revision
+        else 1,
+    }
+
+
+@require_GET
+@login_required
+def candidate_detail(request: HttpRequest, slug: str, candidate_id: int) -> HttpResponse:
+    project = get_project_for(request.user, slug)
+    candidate = get_object_or_404(
+        Candidate.objects.select_related("claim", "run"), project=project, pk=candidate_id
+    )
+    return render(request, "reviews/candidate.html", candidate_context(request, project, candidate))
+
+
+ACTIONS = {"approve", "approve-edit", "reject", "defer", "merge"}
+
+
+@require_POST
+@login_required
+def candidate_action(
+    request: HttpRequest, slug: str, candidate_id: int, action: str
+) -> HttpResponse:
+    project = get_project_for(request.user, slug, Role.REVIEWER)
+    candidate = get_object_or_404(Candidate, project=project, pk=candidate_id)
+    form = ActionForm(request.POST)
+    if action not in ACTIONS or not form.is_valid():
+        return _refused(request, project, candidate, "the form was incomplete; reload it", 400)
+    data = form.cleaned_data
+    seen = services.FormState(data["candidate_version"], data["page_revision"])
+    try:
+        if action in {"approve", "approve-edit"}:
+            claim = services.candidate_approve(
+                candidate=candidate,
+                reviewer=request.user,
+                seen=seen,
+                edited_text=data["edited_text"] if action == "approve-edit" else None,
+                note=data["note"],
+                sensitive_confirmed=data["sensitive_confirmed"],
+            )
+            messages.success(request, f"Approved: claim {claim.pk} on {claim.page.key}.")
+        elif action == "reject":
+            services.candidate_reject(
+                candidate=candidate, reviewer=request.user, seen=seen, reason=data["note"]
+            )
+            messages.success(request, f"Rejected candidate #{candidate.pk}.")
+        elif action == "defer":
+            services.candidate_defer(
+                candidate=candidate, reviewer=request.user, seen=seen, note=data["note"]
+            )
+            messages.success(request, f"Deferred candidate #{candidate.pk}.")
+        else:
+            target = Claim.objects.filter(project=project, pk=data["claim"] or 0).first()
+            if target is None:
+                raise services.ReviewRefused(
+                    "choose an approved claim of this project to merge into"
+                )
+            services.candidate_merge(
+                candidate=candidate,
+                reviewer=request.user,
+                seen=seen,
+                claim=target,
+                note=data["note"],
+                sensitive_confirmed=data["sensitive_confirmed"],
+            )
+            messages.success(request, f"Merged into claim {target.pk}.")
+    except services.ReviewRefused as refused:
+        return _refused(request, project, candidate, str(refused), refused.status)
+    return redirect(_next_in_queue(project, candidate))
+
+
+def _refused(request, project, candidate, message: str, status: int) -> HttpResponse:
+    candidate.refresh_from_db()
+    context = candidate_context(request, project, candidate)
+    context["refusal"] = message
+    return render(request, "reviews/candidate.html", context, status=status)
+
+
+def _next_in_queue(project: Project, done: Candidate) -> str:
+    nxt = queue_queryset(project, {}).exclude(pk=done.pk).first()
+    if nxt is None:
+        return reverse("reviews:queue", args=[project.slug])
+    return reverse("reviews:candidate", args=[project.slug, nxt.pk])
+
+
+# --- Conflicts ----------------------------------------------------------------------------
+
+
+@vary_on_headers("HX-Request")
+@login_required
+def conflicts(request: HttpRequest, slug: str) -> HttpResponse:
+    project = get_project_for(request.user, slug)
+    if request.method == "POST":
+        return _resolve(request, project)
+    show = request.GET.get("show", "open")
+    qs = Conflict.objects.filter(project=project).select_related("owner", "resolved_by")
+    qs = (
+        qs.filter(status=Conflict.Status.RESOLVED)
+        if show == "resolved"
+        else qs.exclude(status=Conflict.Status.RESOLVED)
+    )
+    qs = qs.prefetch_related("sides__evidence__source").order_by("detected_at", "id")
+    page = Paginator(qs, QUEUE_PAGE).get_page(request.GET.get("page"))
+    return render(
+        request,
+        "reviews/conflicts.html",
+        {
+            "project": project,
+            "nav": "conflicts",
+            "page": page,
+            "show": show,
+            "resolutions": Conflict.Resolution.choices,
+            "now": timezone.now(),
+        },
+    )
+
+
+def _resolve(request: HttpRequest, project: Project) -> HttpResponse:
+    project = get_project_for(request.user, project.slug, Role.REVIEWER)
+    conflict = get_object_or_404(Conflict, project=project, pk=request.POST.get("conflict"))
+    form = ConflictResolveForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Choose a resolution.")
+        return redirect("reviews:conflicts", slug=project.slug)
+    data = form.cleaned_data
+    owner = None
+    if data["owner"]:
+        owner = get_user_model().objects.filter(username=data["owner"]).first()
+        if owner is None:
+            messages.error(request, f"No user named {data['owner']!r}.")
+            return redirect("reviews:conflicts", slug=project.slug)
+    scopes = {
+        int(k.removeprefix("scope_")): v for k, v in request.POST.items() if k.startswith("scope_")
+    }
+    try:
+        services.conflict_resolve(
+            conflict=conflict,
+            actor=request.user,
+            resolution=data["resolution"],
+            note=data["note"],
+            winner=data["winner"],
+            merged_text=data["merged_text"],
+            scopes=scopes,
+            owner=owner,
+            due=data["due"],
+        )
+    except services.ReviewRefused as refused:
+        messages.error(request, str(refused))
+        response = redirect("reviews:conflicts", slug=project.slug)
+        return response
+    messages.success(
+        request, f"Conflict #{conflict.pk}: {conflict.subject} — {data['resolution']}."
+    )
+    return redirect("reviews:conflicts", slug=project.slug)
+
+
+# --- Wiki pages and claims -----------------------------------------------------------------
+
+
+@require_GET
+@login_required
+def page_list(request: HttpRequest, slug: str) -> HttpResponse:
+    project = get_project_for(request.user, slug)
+    pages = (
+        Page.objects.filter(project=project)
+        .select_related("owner", "current_revision")
+        .annotate(n_claims=Count("claims", filter=Q(claims__status=Claim.Status.APPROVED)))
+        .order_by("key")
+    )
+    return render(
+        request, "reviews/page_list.html", {"project": project, "nav": "wiki", "pages": pages}
+    )
+
+
+def get_page(project: Project, key: str) -> Page:
+    return get_object_or_404(
+        Page.objects.select_related("current_revision", "owner"), project=project, key=key
+    )
+
+
+@require_GET
+@login_required
+def page_view(request: HttpRequest, slug: str, key: str) -> HttpResponse:
+    project = get_project_for(request.user, slug)
+    page = get_page(project, key)
+    revision = page.current_revision
+    claims = list(
+        page.claims.filter(status=Claim.Status.APPROVED)
+        .annotate(n_evidence=Count("evidence"))
+        .order_by("section", "id")
+    )
+    sections: dict[str, list[Claim]] = {}
+    for c in claims:
+        sections.setdefault(c.section or GENERAL_SECTION, []).append(c)
+    return render(
+        request,
+        "reviews/page_view.html",
+        {
+            "project": project,
+            "nav": "wiki",
+            "page": page,
+            "revision": revision,
+            "html": render_markdown(revision.markdown) if revision else "",
+            "sections": sections,
+        },
+    )
+
+
+@require_GET
+@login_required
+def page_history(request: HttpRequest, slug: str, key: str) -> HttpResponse:
+    project = get_project_for(request.user, slug)
+    page = get_page(project, key)
+    revisions = page.revisions.select_related("author").order_by("-number")
+    return render(
+        request,
+        "reviews/page_history.html",
+        {"project": project, "nav": "wiki", "page": page, "revisions": revisions},
+    )
+
+
+@require_GET
+@login_required
+def page_diff(request: HttpRequest, slug: str, key: str) -> HttpResponse:
+    project = get_project_for(request.user, slug)
+    page = get_page(project, key)
+    numbers = sorted(page.revisions.values_list("number", flat=True))
+    if not numbers:
+        return redirect("reviews:page", slug=project.slug, key=key)
+
+    def pick(name: str, default: int) -> PageRevision:
+        try:
+            number = int(request.GET.get(name, default))
+        except ValueError:
+            number = default
+        return get_object_or_404(PageRevision, page=page, number=number)
+
+    a = pick("a", numbers[-2] if len(numbers) > 1 else numbers[-1])
+    b = pick("b", numbers[-1])
+    table = difflib.HtmlDiff(wrapcolumn=70).make_table(
+        a.markdown.splitlines(), b.markdown.splitlines(), f"r{a.number}", f"r{b.number}"
+    )
+    return render(
+        request,
+        "reviews/page_diff.html",
+        {
+            "project": project,
+            "nav": "wiki",
+            "page": page,
+            "a": a,
+            "b": b,
+            "numbers": numbers,
+            # difflib escapes every line it emits.
+            "table": mark_safe(table),  # noqa: S308
+        },
+    )
+
+
+@require_POST
+@login_required
+def page_rollback(request: HttpRequest, slug: str, key: str) -> HttpResponse:
+    project = get_project_for(request.user, slug, Role.MAINTAINER)
+    page = get_page(project, key)
+    form = RollbackForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Choose a revision to roll back to.")
+        return redirect("reviews:page_history", slug=project.slug, key=key)
+    revision = get_object_or_404(PageRevision, page=page, number=form.cleaned_data["revision"])
+    try:
+        new = services.page_rollback(
+            page=page, revision=revision, actor=request.user, reason=form.cleaned_data["reason"]
+        )
+    except services.ReviewRefused as refused:
+        messages.error(request, str(refused))
+        return redirect("reviews:page_history", slug=project.slug, key=key)
+    messages.success(request, f"Rolled back to r{revision.number} as r{new.number}.")
+    return redirect("reviews:page", slug=project.slug, key=key)
+
+
+@require_GET
+@login_required
+def claim_detail(request: HttpRequest, slug: str, claim_id: int) -> HttpResponse:
+    project = get_project_for(request.user, slug)
+    claim = get_object_or_404(
+        Claim.objects.select_related("page", "reviewer", "supersedes"), project=project, pk=claim_id
+    )
+    evidence = claim.evidence.select_related("source").order_by("occurred_at", "id")
+    candidates = claim.candidates.prefetch_related("reviews__reviewer")
+    revisions = [
+        r for r in claim.page.revisions.order_by("-number") if claim.pk in (r.claim_ids or [])
+    ]
+    return render(
+        request,
+        "reviews/claim.html",
+        {
+            "project": project,
+            "nav": "wiki",
+            "claim": claim,
+            "evidence": [(e, highlight(e.content, claim.text)) for e in evidence],
+            "candidates": candidates,
+            "revisions": revisions,
+            "line": claim_line(claim),
+            "superseded_by": Claim.objects.filter(supersedes=claim).first(),
+        },
+    )
+
+
+@require_POST
+@login_required
+def claim_retract(request: HttpRequest, slug: str, claim_id: int) -> HttpResponse:
+    project = get_project_for(request.user, slug, Role.REVIEWER)
+    claim = get_object_or_404(Claim, project=project, pk=claim_id)
+    form = RetractForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Say why the claim is retracted.")
+        return redirect("reviews:claim", slug=project.slug, claim_id=claim.pk)
+    try:
+        services.claim_retract(claim=claim, actor=request.user, reason=form.cleaned_data["reason"])
+    except services.ReviewRefused as refused:
+        messages.error(request, str(refused))
+    else:
+        messages.success(request, f"Claim {claim.pk} retracted.")
+    return redirect("reviews:claim", slug=project.slug, claim_id=claim.pk)

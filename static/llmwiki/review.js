@@ -1,0 +1,24 @@
+// Keyboard shortcuts for the review queue: j/k move, Enter opens, / focuses the filters.
+(function () {
+  "use strict";
+  let index = -1;
+  function rows() { return Array.from(document.querySelectorAll("tr.queue-row")); }
+  function select(i) {
+    const all = rows();
+    if (!all.length) return;
+    index = Math.max(0, Math.min(i, all.length - 1));
+    all.forEach(function (r, n) { r.classList.toggle("selected", n === index); });
+    all[index].querySelector("a").focus();
+  }
+  document.addEventListener("htmx:afterSwap", function () { index = -1; });
+  document.addEventListener("keydown", function (e) {
+    const tag = (e.target.tagName || "").toLowerCase();
+    if (tag === "input" || tag === "textarea" || tag === "select" || e.ctrlKey || e.metaKey || e.altKey) return;
+    if (e.key === "j") { select(index + 1); e.preventDefault(); }
+    else if (e.key === "k") { select(index - 1); e.preventDefault(); }
+    else if (e.key === "/") {
+      const first = document.querySelector("#queue-filters select, #queue-filters input");
+      if (first) { first.focus(); e.preventDefault(); }
+    }
+  });
+})();

@@ -1,0 +1,284 @@
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from dreaming import services as dreaming
+from dreaming.models import Candidate, CandidateEvidence, Conflict
+from llmwiki.models import Claim, Page, PageRevision
+from reviews import services as review
+from tests.dreaming_data import seed
+
+
+@pytest.fixture
+def dreamed(project):
+    seed(project)
+    run = dreaming.dream_request(project=project, trigger="manual", actor="t", enqueue=False)
+    dreaming.dream_execute(run_id=run.pk)
+    return project
+
+
+@pytest.fixture
+def staging(dreamed):
+    return Candidate.objects.get(project=dreamed, text__contains="db-staging-2")
+
+
+def url(name, project, *args):
+    return reverse(f"reviews:{name}", args=[project.slug, *args])
+
+
+def action_data(candidate, **extra):
+    seen = review.form_state(candidate)
+    return {
+        "candidate_version": seen.candidate_version,
+        "page_revision": seen.page_revision_id or "",
+        **extra,
+    }
+
+
+def many_candidates(project, n, start=0):
+    episode = project.episodes.filter(source__isnull=False).first()
+    for i in range(start, start + n):
+        c = Candidate.objects.create(
+            project=project,
+            text=f"Fact number {i} about tw-app-{i}.",
+            page_target="SYSTEM_OVERVIEW",
+            memory_type="semantic-candidate",
+            dedupe_key=f"bulk-{i}",
+            flags=["pii:email"] if i % 3 == 0 else [],
+        )
+        CandidateEvidence.objects.create(candidate=c, episode=episode)
+
+
+# --- queue ------------------------------------------------------------------------------
+
+
+def test_the_queue_lists_open_candidates_riskiest_first(client, bob, dreamed):
+    many_candidates(dreamed, 3)
+    client.force_login(bob)
+    response = client.get(url("queue", dreamed))
+    assert response.status_code == 200
+    first = response.context["page"].object_list[0]
+    assert first.flags  # flagged material comes first
+    assert b"Fact number 0" in response.content
+
+
+def test_the_queue_runs_a_constant_number_of_queries(
+    client, bob, dreamed, django_assert_num_queries
+):
+    client.force_login(bob)
+    client.get(url("queue", dreamed))
+    many_candidates(dreamed, 3)
+    with django_assert_num_queries(8) as few:
+        client.get(url("queue", dreamed))
+    many_candidates(dreamed, 60, start=3)
+    with django_assert_num_queries(len(few.captured_queries)):
+        response = client.get(url("queue", dreamed))
+    assert len(response.context["page"].object_list) == 25
+
+
+def test_the_queue_filters_and_returns_a_fragment_to_htmx(client, bob, dreamed):
+    many_candidates(dreamed, 6)
+    client.force_login(bob)
+    response = client.get(url("queue", dreamed), {"risk": "pii"}, headers={"HX-Request": "true"})
+    assert response.content.lstrip().startswith(b'<section id="queue-results"')
+    assert b"<html" not in response.content
+    response = client.get(url("queue", dreamed), {"risk": "pii"})
+    assert response.context["page"].paginator.count == 2
+    assert all("pii:email" in c.flags for c in response.context["page"].object_list)
+    response = client.get(url("queue", dreamed), {"min_score": "0.99"})
+    assert b"No candidate matches these filters" in response.content
+
+
+def test_the_queue_needs_login_and_membership(client, mallory, dreamed):
+    assert client.get(url("queue", dreamed)).status_code == 302
+    client.force_login(mallory)
+    assert client.get(url("queue", dreamed)).status_code == 404
+
+
+# --- candidate panel and actions ---------------------------------------------------------
+
+
+def test_the_panel_explains_the_candidate(client, carol, staging):
+    client.force_login(carol)
+    response = client.get(url("candidate", staging.project, staging.pk))
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert "Why is this here?" in body
+    for ev in staging.evidence.select_related("episode__source"):
+        assert ev.episode.source.sha256 in body
+    assert "<mark>" in body
+    assert "+- The staging database" in body or "after approval" in body
+    assert 'name="candidate_version"' not in body  # viewers get no action form
+
+
+def test_an_outsider_gets_404_on_a_candidate(client, mallory, staging):
+    client.force_login(mallory)
+    assert client.get(url("candidate", staging.project, staging.pk)).status_code == 404
+    response = client.post(
+        url("candidate_action", staging.project, staging.pk, "approve"), action_data(staging)
+    )
+    assert response.status_code == 404
+
+
+def test_a_reviewer_approves_and_moves_on(client, bob, staging):
+    client.force_login(bob)
+    response = client.post(
+        url("candidate_action", staging.project, staging.pk, "approve"), action_data(staging)
+    )
+    assert response.status_code == 302
+    staging.refresh_from_db()
+    assert staging.status == "approved"
+    assert Claim.objects.filter(project=staging.project).count() == 1
+
+
+def test_a_viewer_post_to_approve_is_403_and_changes_nothing(client, carol, staging):
+    client.force_login(carol)
+    response = client.post(
+        url("candidate_action", staging.project, staging.pk, "approve"), action_data(staging)
+    )
+    assert response.status_code == 403
+    staging.refresh_from_db()
+    assert staging.status == "proposed" and not Claim.objects.exists()
+
+
+def test_a_stale_form_is_409_with_the_reason(client, bob, alice, staging):
+    data = action_data(staging)
+    review.candidate_defer(candidate=staging, reviewer=alice, seen=review.form_state(staging))
+    client.force_login(bob)
+    response = client.post(url("candidate_action", staging.project, staging.pk, "approve"), data)
+    assert response.status_code == 409
+    assert b"no longer awaiting review" in response.content
+    assert not Claim.objects.exists()
+
+
+def test_reject_without_a_reason_is_refused(client, bob, staging):
+    client.force_login(bob)
+    response = client.post(
+        url("candidate_action", staging.project, staging.pk, "reject"), action_data(staging)
+    )
+    assert response.status_code == 400
+    response = client.post(
+        url("candidate_action", staging.project, staging.pk, "reject"),
+        action_data(staging, note="not a fact"),
+    )
+    assert response.status_code == 302
+    staging.refresh_from_db()
+    assert staging.status == "rejected"
+
+
+def test_approve_with_edit_through_the_form(client, bob, staging):
+    client.force_login(bob)
+    client.post(
+        url("candidate_action", staging.project, staging.pk, "approve-edit"),
+        action_data(staging, edited_text="Staging: PostgreSQL 16 on db-staging-2."),
+    )
+    assert Claim.objects.get().text == "Staging: PostgreSQL 16 on db-staging-2."
+
+
+def test_actions_need_post(client, bob, staging):
+    client.force_login(bob)
+    assert (
+        client.get(url("candidate_action", staging.project, staging.pk, "approve")).status_code
+        == 405
+    )
+
+
+# --- conflicts ---------------------------------------------------------------------------
+
+
+def test_the_conflict_queue_shows_both_sides_and_resolves(client, bob, dreamed):
+    conflict = Conflict.objects.get(project=dreamed, kind="reversal")
+    client.force_login(bob)
+    response = client.get(url("conflicts", dreamed))
+    assert conflict.subject.encode() in response.content
+    response = client.post(
+        url("conflicts", dreamed),
+        {
+            "conflict": conflict.pk,
+            "resolution": "escalate",
+            "owner": "alice",
+            "note": "decide in planning",
+        },
+    )
+    assert response.status_code == 302
+    conflict.refresh_from_db()
+    assert conflict.status == "escalated" and conflict.owner.username == "alice"
+
+
+def test_a_viewer_cannot_resolve_a_conflict(client, carol, dreamed):
+    conflict = Conflict.objects.filter(project=dreamed).first()
+    client.force_login(carol)
+    response = client.post(
+        url("conflicts", dreamed), {"conflict": conflict.pk, "resolution": "keep-existing"}
+    )
+    assert response.status_code == 403
+    conflict.refresh_from_db()
+    assert conflict.status == "open"
+
+
+# --- pages -------------------------------------------------------------------------------
+
+
+def test_pages_render_history_diff_and_roll_back(client, alice, bob, staging):
+    review.candidate_approve(candidate=staging, reviewer=bob, seen=review.form_state(staging))
+    review.claim_retract(claim=Claim.objects.get(), actor=bob, reason="renamed")
+    project = staging.project
+    client.force_login(alice)
+    assert client.get(url("pages", project)).status_code == 200
+    response = client.get(url("page", project, "SYSTEM_OVERVIEW"))
+    assert response.status_code == 200 and b"No reviewed claims yet" in response.content
+    response = client.get(url("page_history", project, "SYSTEM_OVERVIEW"))
+    assert b"r2" in response.content and b"Roll back to r1" in response.content
+    response = client.get(url("page_diff", project, "SYSTEM_OVERVIEW"), {"a": 1, "b": 2})
+    assert response.status_code == 200 and b"diff_sub" in response.content
+    response = client.post(url("page_rollback", project, "SYSTEM_OVERVIEW"), {"revision": 1})
+    assert response.status_code == 302
+    page = Page.objects.get(project=project, key="SYSTEM_OVERVIEW")
+    assert page.current_revision.number == 3
+    assert page.current_revision.markdown == PageRevision.objects.get(page=page, number=1).markdown
+    assert Claim.objects.get().status == "approved"
+
+
+def test_a_reviewer_cannot_roll_back(client, bob, staging):
+    review.candidate_approve(candidate=staging, reviewer=bob, seen=review.form_state(staging))
+    client.force_login(bob)
+    response = client.post(
+        url("page_rollback", staging.project, "SYSTEM_OVERVIEW"), {"revision": 1}
+    )
+    assert response.status_code == 403
+
+
+def test_the_page_renders_markdown_safely(client, carol, project):
+    page = Page.objects.get(project=project, key="GLOSSARY")
+    from llmwiki.wiki import page_publish
+
+    page_publish(
+        page=page,
+        markdown="# G\n\n<script>alert(1)</script> [x](javascript:alert(1))\n",
+        claim_ids=[],
+        actor="t",
+        reason="t",
+    )
+    client.force_login(carol)
+    response = client.get(url("page", project, "GLOSSARY"))
+    assert b"<script>alert" not in response.content
+    assert b'href="javascript:' not in response.content
+
+
+def test_the_claim_panel_shows_provenance_and_retracts(client, bob, carol, staging):
+    claim = review.candidate_approve(
+        candidate=staging, reviewer=bob, seen=review.form_state(staging)
+    )
+    client.force_login(carol)
+    response = client.get(url("claim", staging.project, claim.pk))
+    assert response.status_code == 200
+    assert response.content.count(b'data-testid="evidence"') == 5
+    assert (
+        client.post(url("claim_retract", staging.project, claim.pk), {"reason": "x"}).status_code
+        == 403
+    )
+    client.force_login(bob)
+    client.post(url("claim_retract", staging.project, claim.pk), {"reason": "host renamed"})
+    claim.refresh_from_db()
+    assert claim.status == "retracted"
