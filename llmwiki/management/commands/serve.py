@@ -28,6 +28,7 @@ class Command(BaseCommand):
             raise KeyboardInterrupt
 
         signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGHUP, stop)
         try:
             while all(p.poll() is None for p in procs):
                 time.sleep(0.5)
@@ -37,9 +38,11 @@ class Command(BaseCommand):
         except KeyboardInterrupt:
             self.stdout.write("Stopping web server and worker…")
         finally:
+            # SIGTERM, not SIGINT: children started from a non-interactive shell may
+            # ignore SIGINT, and both runserver and qcluster stop cleanly on SIGTERM.
             for p in procs:
                 if p.poll() is None:
-                    p.send_signal(signal.SIGINT)
+                    p.terminate()
             for p in procs:
                 try:
                     p.wait(timeout=15)
