@@ -69,7 +69,7 @@ def test_serve_starts_web_and_worker_and_stops_both(tmp_path):
             try:
                 with urllib.request.urlopen(
                     f"http://127.0.0.1:{port}/accounts/login/", timeout=2
-                ) as r:  # noqa: S310
+                ) as r:
                     status = r.status
             except OSError:
                 time.sleep(0.3)

@@ -131,18 +131,20 @@ def split_by_value(
     return parts
 
 
-def core_terms(members: Sequence[int], features: Sequence[Features], share: float) -> set[str]:
+def core_terms(
+    members: Sequence[int], features: Sequence[Features], share: float
+) -> set[str] | frozenset[str]:
     """Return subject terms present in at least ``share`` of the members (at least one)."""
     return core_terms_multi(members, features, (share,))[0]
 
 
 def core_terms_multi(
     members: Sequence[int], features: Sequence[Features], shares: Sequence[float]
-) -> list[set[str]]:
-    """Return ``core_terms`` for several shares from one counting pass."""
+) -> list[set[str] | frozenset[str]]:
+    """Return ``core_terms`` for several shares from one counting pass (read-only sets)."""
     if len(members) == 1:
-        only = set(features[members[0]].subject)
-        return [set(only) for _ in shares]
+        only = features[members[0]].subject  # shared, not copied: most clusters are single
+        return [only for _ in shares]
     counts: dict[str, int] = {}
     for m in members:
         for t in features[m].subject:

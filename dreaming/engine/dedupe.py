@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from itertools import pairwise
 
 import numpy as np
 
@@ -441,12 +440,6 @@ def groups_from_labels(labels: np.ndarray) -> list[list[int]]:
 # --- episode-level dedupe --------------------------------------------------------------
 
 
-def _shingles(content: tuple[str, ...]) -> set[str]:
-    out = set(content)
-    out.update(a + "\x1f" + b for a, b in pairwise(content))
-    return out
-
-
 def jaccard(a: set[str] | frozenset[str], b: set[str] | frozenset[str]) -> float:
     """Return the Jaccard similarity of two sets (1.0 for two empty sets)."""
     if not a and not b:
@@ -494,29 +487,32 @@ def near_duplicate_groups(
         last = ends[:-1] - 1
         valid[last[(last >= 0) & (last < len(bi))]] = False
         bi = bi[valid]
-        if len(bi) == int(bi_off[-1]):
-            sig = np.minimum(sig, minhash(bi, bi_off, k))
+        sig = np.minimum(sig, minhash(bi, bi_off, k))
+    else:
+        bi = np.empty(0, dtype=np.uint64)
+        bi_off = np.zeros(n + 1, dtype=np.int64)
     active = uni_off[1:] > uni_off[:-1]
     identity = Identity.of(features, hasher)
     tb = identity.key(values=True, names=False)
-    i, j = lsh_pairs(sig, bands, rows, window=4, tiebreak=tb, active=active)
-    keep = estimate_filter(sig, i, j, max(threshold - 0.2, 0.05))
+    # Near-duplicates share most bands, so a short window already finds them.
+    i, j = lsh_pairs(sig, bands, rows, window=2, tiebreak=tb, active=active)
+    keep = estimate_filter(sig, i, j, max(threshold - 0.1, 0.05))
     i, j = i[keep], j[keep]
     keep = identity.mask(i, j, values=True)
+
+    def shingles(x: int) -> set[int]:
+        # Integer shingle hashes straight from the arrays: no strings, nothing cached.
+        out = set(uni_flat[uni_off[x] : uni_off[x + 1]].tolist())
+        out.update(bi[bi_off[x] : bi_off[x + 1]].tolist())
+        return out
+
     sims: list[float] = []
     ii: list[int] = []
     jj: list[int] = []
-    cache: dict[int, set[str]] = {}
     for a, b in zip(i[keep].tolist(), j[keep].tolist(), strict=True):
         if not identity_compatible(features[a], features[b], values=True):
             continue
-        sa = cache.get(a)
-        if sa is None:
-            sa = cache[a] = _shingles(contents[a])
-        sb = cache.get(b)
-        if sb is None:
-            sb = cache[b] = _shingles(contents[b])
-        sim = jaccard(sa, sb)
+        sim = jaccard(shingles(a), shingles(b))
         if sim >= threshold:
             sims.append(sim)
             ii.append(a)

@@ -43,6 +43,7 @@ from .text import (
     analyse,
     blocks,
     display_text,
+    intern_set,
     junk_reason,
     sentences,
     trim_snippet,
@@ -161,6 +162,7 @@ def run_sweep(
         for i in g:
             ep_exact[i] = gi
     counts["exact_duplicates"] = sum(len(g) - 1 for g in exact)
+    del keys  # the normalised texts are the largest transient of the sweep
 
     sent_cache: dict[str, Features] = {}
     rep_sents: list[list[tuple[str, str, str | None, bool]]] = []
@@ -232,6 +234,7 @@ def run_sweep(
     for u in range(n_units):
         if len(U.eps[u]) > 1:
             U.eps[u] = sorted(set(U.eps[u]))
+    del rep_sents, rep_feat, sent_cache  # units hold what is still needed
     counts["sentences"] = n_units
     counts["junk_sentences"] = sum(1 for j in U.junk if j)
     # Episode indices follow time order, so a unit's sorted episode list starts at its
@@ -273,8 +276,9 @@ def run_sweep(
 
     # ---- REM: lifecycle -------------------------------------------------------------------------
     cores = [core_terms_multi(c.units, U.feat, (0.5, 1 / 3)) for c in clusters]
-    core_half: list[set[str]] = [c[0] for c in cores]
-    core_third: list[set[str]] = [c[1] for c in cores]
+    core_half = [c[0] for c in cores]
+    core_third = [c[1] for c in cores]
+    del cores
     events: list[Event] = []
     for u in range(n_units):
         if not U.eps[u] or not (U.feat[u].cues & LIFE_CUE or U.checkbox[u]):
@@ -290,7 +294,8 @@ def run_sweep(
     topics: dict[object, list[Event]] = {}
     for ev in events:
         topics.setdefault(ev.marker.topic or ("own", ev.unit), []).append(ev)
-    tindex = TopicIndex(core_third)
+    topic_terms = {t for key in topics if isinstance(key, frozenset) for t in key}
+    tindex = TopicIndex(core_third, topic_terms)
     g_host, g_env = identity.hosts.tolist(), identity.envs.tolist()
     applies: dict[int, list[TopicState]] = {}
     for key, evs in topics.items():
@@ -596,7 +601,7 @@ def _aggregate(feats: Sequence[Features]) -> Features:
                     sets[k] = set(part)
                 else:
                     got |= part
-    values, hosts, envs, idents, names = (frozenset(x) if x else _EMPTY for x in sets)
+    values, hosts, envs, idents, names = (intern_set(x) if x else _EMPTY for x in sets)
     return Features(
         words=words,
         content=tuple(content),

@@ -238,11 +238,15 @@ def topic_need(k: int) -> int:
 class TopicIndex:
     """Find the clusters whose core terms cover a topic, by intersecting postings."""
 
-    def __init__(self, cores: Sequence[set[str]]) -> None:
-        self._postings: dict[str, set[int]] = {}
+    def __init__(self, cores: Sequence[set[str] | frozenset[str]], terms: set[str]) -> None:
+        # Only terms that occur in some topic are indexed: everything else is never asked.
+        self._postings: dict[str, set[int]] = {t: set() for t in terms}
+        postings = self._postings
         for ci, core in enumerate(cores):
             for t in core:
-                self._postings.setdefault(t, set()).add(ci)
+                got = postings.get(t)
+                if got is not None:
+                    got.add(ci)
 
     def clusters_for(self, topic: frozenset[str]) -> set[int] | None:
         """Return clusters holding the topic's terms (two thirds of them past three).

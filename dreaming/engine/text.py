@@ -223,6 +223,7 @@ def clear_token_memo() -> None:
     """Forget memoised token classifications (benchmarks measure a cold start)."""
     _MEMO.clear()
     _CHUNKS.clear()
+    _SETS.clear()
 
 
 def token_info(token: str) -> tuple[str, int]:
@@ -408,6 +409,22 @@ def _chunk(raw: str) -> _ChunkInfo:
 
 
 _EMPTY: frozenset[str] = frozenset()
+# Identity sets repeat across sentences ({"tw-app-1"}, {"16"}); sharing one object per
+# distinct set keeps a 100k-episode sweep's features in a few hundred MiB, not a GiB.
+_SETS: dict[frozenset[str], frozenset[str]] = {}
+
+
+def intern_set(items: set[str] | frozenset[str]) -> frozenset[str]:
+    """Return the shared frozenset equal to ``items`` (the shared empty set when empty)."""
+    if not items:
+        return _EMPTY
+    fs = frozenset(items)
+    got = _SETS.get(fs)
+    if got is None:
+        if len(_SETS) >= _MEMO_MAX:
+            _SETS.clear()
+        got = _SETS[fs] = fs
+    return got
 
 
 def analyse(text: str) -> Features:
@@ -460,11 +477,11 @@ def analyse(text: str) -> Features:
         words=words,
         content=content,
         subject=frozenset(subject),
-        values=frozenset(values) if values else _EMPTY,
-        hosts=frozenset(hosts) if hosts else _EMPTY,
-        envs=frozenset(envs) if envs else _EMPTY,
-        idents=frozenset(idents) if idents else _EMPTY,
-        names=frozenset(names) if names else _EMPTY,
+        values=intern_set(values),
+        hosts=intern_set(hosts),
+        envs=intern_set(envs),
+        idents=intern_set(idents),
+        names=intern_set(names),
         stop_ratio=stops / words if words else 0.0,
         cues=cues,
     )
