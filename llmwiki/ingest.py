@@ -23,7 +23,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from llmwiki import archives, security
-from llmwiki.blobs import blob_discard, blob_write
+from llmwiki.blobs import blob_discard, blob_write, blob_write_many
 from llmwiki.errors import InputError
 from llmwiki.importers import detect
 from llmwiki.importers.base import KINDS, EpisodeDraft, TextFile
@@ -284,12 +284,8 @@ def _store(project: Project, units: list[_Unit], actor: Any, report: IngestRepor
     now = timezone.now()
     written: list[str] = []
     try:
-        for unit in units:
-            for m in unit.members:
-                if not m.existing:
-                    sha, new = blob_write(m.data)
-                    if new:
-                        written.append(sha)
+        fresh = [m.data for unit in units for m in unit.members if not m.existing]
+        written.extend(sha for sha, new in blob_write_many(fresh) if new)
         with transaction.atomic():
             created = _store_rows(project, units, actor, now, report)
     except BaseException:

@@ -19,3 +19,10 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
+
+# A file, not Django's shared-cache in-memory database: that one takes table locks that
+# ignore the busy timeout, while production runs SQLite in WAL mode on a file.
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):  # noqa: F405
+    DATABASES["default"]["TEST"] = {
+        "NAME": os.path.join(os.environ["LLMWIKI_DATA_DIR"], "test.sqlite3")
+    }  # noqa: F405
