@@ -11,7 +11,7 @@ os.environ.setdefault("LLMWIKI_SSL_REDIRECT", "0")
 os.environ.setdefault("LLMWIKI_SECURE_COOKIES", "0")
 
 from llmwiki.settings import *  # noqa: F403
-from llmwiki.settings import Q_CLUSTER
+from llmwiki.settings import DATABASES, Q_CLUSTER
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 Q_CLUSTER = {**Q_CLUSTER, "sync": True}
@@ -22,7 +22,7 @@ STORAGES = {
 
 # A file, not Django's shared-cache in-memory database: that one takes table locks that
 # ignore the busy timeout, while production runs SQLite in WAL mode on a file.
-if DATABASES["default"]["ENGINE"].endswith("sqlite3"):  # noqa: F405
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     DATABASES["default"]["TEST"] = {
         "NAME": os.path.join(os.environ["LLMWIKI_DATA_DIR"], "test.sqlite3")
-    }  # noqa: F405
+    }
