@@ -34,6 +34,8 @@ from llmwiki.models import (
 from llmwiki.wiki import compile_claims_page, page_publish, page_recompile, record_change
 from reviews.models import Review
 
+ERASED = "[erased]"
+
 
 class ReviewRefused(Exception):
     """A gate said no. `status` is the HTTP status a view should answer with."""
@@ -373,9 +375,11 @@ def page_rollback(
         target_ids = set(revision.claim_ids)
         current_ids = set(current.claim_ids) if current else set()
         dropped = current_ids - target_ids
+        # An erased claim stays erased: a rollback must not resurrect a tombstone.
         restored = set(
             Claim.objects.filter(pk__in=target_ids)
             .exclude(status=Claim.Status.APPROVED)
+            .exclude(text=ERASED)
             .values_list("id", flat=True)
         )
         for claim_id in sorted(dropped):
