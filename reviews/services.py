@@ -248,10 +248,10 @@ def _approval_episode(project: Project, reviewer: AbstractBaseUser, claim: Claim
 def candidate_reject(
     *, candidate: Candidate, reviewer: AbstractBaseUser, seen: FormState, reason: str
 ) -> None:
-    if not reason.strip():
-        raise ReviewRefused("say why you reject it (a reason is required)", 400)
     with _refusals_audited(candidate, reviewer, "reject"), transaction.atomic():
         current = _check(candidate, reviewer, "reject", seen)
+        if not reason.strip():
+            raise ReviewRefused("say why you reject it (a reason is required)", 400)
         Review.objects.create(
             candidate=current,
             reviewer=reviewer,
@@ -289,7 +289,7 @@ def candidate_merge(
     sensitive_confirmed: bool = False,
 ) -> Claim:
     """Fold a candidate into an existing approved claim: the claim gains its evidence."""
-    with transaction.atomic():
+    with _refusals_audited(candidate, reviewer, "merge"), transaction.atomic():
         current = _check(
             candidate, reviewer, "merge", seen, sensitive_confirmed=sensitive_confirmed
         )

@@ -9,8 +9,18 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.db.models import Case, Count, IntegerField, Q, TextField, Value, When
-from django.db.models.functions import Cast
+from django.db.models import (
+    Case,
+    Count,
+    IntegerField,
+    OuterRef,
+    Q,
+    Subquery,
+    TextField,
+    Value,
+    When,
+)
+from django.db.models.functions import Cast, Coalesce
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -26,7 +36,7 @@ from dreaming.services import project_policy
 from llmwiki.access import get_project_for
 from llmwiki.models import Claim, Page, PageRevision, Project, Role, SecurityClass
 from llmwiki.render import render_markdown
-from llmwiki.wiki import GENERAL_SECTION, claim_line
+from llmwiki.wiki import GENERAL_SECTION, claim_line, compile_claims_page
 from reviews import services
 from reviews.forms import (
     ActionForm,
@@ -61,8 +71,17 @@ def queue_queryset(project: Project, data: dict):
         qs = qs.filter(score__lte=data["max_score"])
     if data.get("older_than"):
         qs = qs.filter(created_at__lte=timezone.now() - timedelta(days=data["older_than"]))
+    # A correlated count: Count("evidence") would GROUP BY every candidate column and
+    # sort the 10k-row result in a temporary table (~6x slower at 10k candidates).
+    evidence_count = (
+        CandidateEvidence.objects.filter(candidate=OuterRef("pk"))
+        .order_by()
+        .values("candidate")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
     qs = qs.annotate(
-        n_evidence=Count("evidence"),
+        n_evidence=Coalesce(Subquery(evidence_count, output_field=IntegerField()), 0),
         risk=Case(
             When(security_class=SecurityClass.RESTRICTED, then=Value(2)),
             When(flags=[], then=Value(0)),
@@ -134,10 +153,12 @@ def approval_diff(candidate: Candidate, page: Page | None) -> list[str]:
         return []
     before = page.current_revision.markdown if page.current_revision else ""
     claims = list(page.claims.filter(status=Claim.Status.APPROVED))
-    preview = Claim(pk=0, text=candidate.text, section=candidate.section)
-    from llmwiki.wiki import compile_claims_page
-
-    after = compile_claims_page(page, [*claims, preview]).replace(" _(claim 0)_", " _(new claim)_")
+    # The new claim will get the highest id, so it sorts last in its section, as here.
+    preview_id = max((c.pk for c in claims), default=0) + 1
+    preview = Claim(pk=preview_id, text=candidate.text, section=candidate.section)
+    after = compile_claims_page(page, [*claims, preview]).replace(
+        f" _(claim {preview_id})_", " _(new claim)_"
+    )
     return list(
         difflib.unified_diff(
             before.splitlines(), after.splitlines(), "current", "after approval", lineterm="", n=2
