@@ -10,13 +10,15 @@ from __future__ import annotations
 import json
 import logging
 import mimetypes
+import multiprocessing
 import os
 from collections import Counter
 from collections.abc import Iterable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.conf import settings
 from django.db import transaction
@@ -74,6 +76,41 @@ class IngestReport:
         return [s for s in self.sources if s.status == "rejected"]
 
 
+class Scanned(NamedTuple):
+    """A draft after the gate, as plain values: cheap to send back from a worker process."""
+
+    text: str  # redacted
+    kind: str
+    actor: str
+    locator: dict
+    occurred_at: datetime | None
+    memory_type: str
+    memory_type_reason: str
+    tags: tuple[str, ...]
+    flags: tuple[str, ...]
+    secrets: tuple[tuple[str, str], ...]  # (kind, fingerprint), never the value
+    security_class: str
+    high_risk: bool
+
+    @classmethod
+    def of(cls, draft: EpisodeDraft) -> Scanned:
+        result = security.scan(draft.content)
+        return cls(
+            result.text,
+            draft.kind,
+            draft.actor,
+            draft.locator,
+            draft.occurred_at,
+            draft.memory_type,
+            draft.memory_type_reason,
+            draft.tags,
+            result.flags,
+            tuple((f.kind, f.fingerprint) for f in result.secrets),
+            result.security_class,
+            result.high_risk,
+        )
+
+
 @dataclass
 class _Member:
     """A file inside a unit that becomes one Source row (a zip is one member)."""
@@ -94,7 +131,7 @@ class _Unit:
     members: list[_Member]
     # For a zip: which importer takes which entries (a zip may hold logs and notes).
     groups: list[tuple[str, list[str]]] | None = None
-    drafts: list[tuple[_Member, EpisodeDraft]] = field(default_factory=list)
+    drafts: list[tuple[_Member, Scanned]] = field(default_factory=list)
 
 
 def limits() -> archives.Limits:
@@ -149,18 +186,22 @@ def ingest_files(
     report = IngestReport()
     units = _plan_units(files, importer, lim, report)
     _attach_existing_sources(project, units)
-    ready: list[_Unit] = []
+    todo: list[_Unit] = []
     for unit in units:
         if all(m.existing for m in unit.members):
             for m in unit.members:
                 report.sources.append(SourceResult(m.path, m.sha256, "unchanged"))
-            continue
-        try:
-            _parse_unit(unit)
-        except InputError as exc:
+        else:
+            todo.append(unit)
+    ready: list[_Unit] = []
+    for unit, outcome in zip(todo, _analyse_all(todo), strict=True):
+        if isinstance(outcome, InputError):
             for m in unit.members:
-                report.sources.append(SourceResult(m.path, m.sha256, "rejected", error=str(exc)))
+                report.sources.append(
+                    SourceResult(m.path, m.sha256, "rejected", error=str(outcome))
+                )
             continue
+        unit.drafts = [(unit.members[i], scanned) for i, scanned in outcome]
         ready.append(unit)
     if ready:
         report.episodes_created = _store(project, ready, actor, report)
@@ -258,20 +299,54 @@ def _attach_existing_sources(project: Project, units: list[_Unit]) -> None:
         m.previous = latest.get(m.path)
 
 
-def _parse_unit(unit: _Unit) -> None:
-    for member in unit.members:
-        if member.existing:
-            continue
-        if unit.groups is None:
-            drafts = detect.parse(unit.importer, member.texts)
-        else:
-            by_path = {t.path: t for t in member.texts}
-            drafts = []
-            for name, paths in unit.groups:
-                drafts.extend(detect.parse(name, [by_path[p] for p in paths]))
-            # Locators of zip members name the archive too: bundle.zip!SYSTEM_OVERVIEW.md
-            drafts = [_prefixed(d, member.path) for d in drafts]
-        unit.drafts.extend((member, d) for d in drafts)
+# Parsing and scanning are pure CPU work, about half of an import; big imports spread
+# them over worker processes while this one keeps the database work.
+PARALLEL_MIN_BYTES = 2 * 1024 * 1024
+_Analysed = list[tuple[int, "Scanned"]]
+_pending: list[_Unit] = []
+
+
+def _analyse(unit: _Unit) -> _Analysed | InputError:
+    """Parse a unit's new members and scan every draft; bad input is returned, not raised."""
+    out: _Analysed = []
+    try:
+        for index, member in enumerate(unit.members):
+            if member.existing:
+                continue
+            if unit.groups is None:
+                drafts = detect.parse(unit.importer, member.texts)
+            else:
+                by_path = {t.path: t for t in member.texts}
+                drafts = []
+                for name, paths in unit.groups:
+                    drafts.extend(detect.parse(name, [by_path[p] for p in paths]))
+                # Locators of zip members name the archive too: bundle.zip!SYSTEM_OVERVIEW.md
+                drafts = [_prefixed(d, member.path) for d in drafts]
+            out.extend((index, Scanned.of(d)) for d in drafts)
+    except InputError as exc:
+        return exc
+    return out
+
+
+def _analyse_pending(index: int) -> _Analysed | InputError:
+    return _analyse(_pending[index])
+
+
+def _analyse_all(units: list[_Unit]) -> list[_Analysed | InputError]:
+    size = sum(len(t.text) for u in units for m in u.members for t in m.texts)
+    workers = min(os.cpu_count() or 1, 4)
+    if workers < 2 or size < PARALLEL_MIN_BYTES or len(units) < 2:
+        return [_analyse(u) for u in units]
+    global _pending
+    # fork: the children inherit the units instead of unpickling model instances, and
+    # they never touch the database connection.
+    _pending = units
+    try:
+        context = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            return list(pool.map(_analyse_pending, range(len(units)), chunksize=8))
+    finally:
+        _pending = []
 
 
 def _prefixed(draft: EpisodeDraft, archive: str) -> EpisodeDraft:
@@ -307,13 +382,13 @@ def _store_rows(
             if m.existing:
                 report.sources.append(SourceResult(m.path, m.sha256, "unchanged"))
                 continue
-            drafts = [d for owner, d in unit.drafts if owner is m]
+            analysed = [scanned for owner, scanned in unit.drafts if owner is m]
             known = (
                 set(m.previous.episodes.values_list("content_hash", flat=True))
                 if m.previous
                 else set()
             )
-            rows, summary = _gate(project, drafts, trust, now, known)
+            rows, summary = _gate(project, analysed, trust, now, known)
             source = Source.objects.create(
                 project=project,
                 sha256=m.sha256,
@@ -352,42 +427,40 @@ def _store_rows(
 
 def _gate(
     project: Project,
-    drafts: list[EpisodeDraft],
+    analysed: list[Scanned],
     trust: str,
     now: datetime,
     known_hashes: set[str],
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Scan every draft; build episode rows ({attname: value}) and a value-free summary."""
+    """Build episode rows ({attname: value}) from scanned drafts, and a value-free summary."""
     rows: list[dict[str, Any]] = []
     flag_counts: Counter[str] = Counter()
     fingerprints: set[tuple[str, str]] = set()
     seen = set(known_hashes)
-    for draft in drafts:
-        result = security.scan(draft.content)
-        content_hash = sha256_hex(result.text)
+    for item in analysed:
+        content_hash = sha256_hex(item.text)
         if content_hash in seen:
             continue  # unchanged paragraph of a new version, or a verbatim repeat in the file
         seen.add(content_hash)
-        flags = list(result.flags)
-        flag_counts.update(flags)
-        fingerprints.update((s.kind, s.fingerprint) for s in result.secrets)
+        flag_counts.update(item.flags)
+        fingerprints.update(item.secrets)
         rows.append(
             {
                 "project_id": project.pk,
-                "occurred_at": draft.occurred_at or now,
+                "occurred_at": item.occurred_at or now,
                 "recorded_at": now,
-                "actor": draft.actor,
-                "kind": draft.kind,
-                "content": result.text,
-                "locator": draft.locator,
-                "memory_type": draft.memory_type,
-                "memory_type_reason": draft.memory_type_reason,
+                "actor": item.actor,
+                "kind": item.kind,
+                "content": item.text,
+                "locator": item.locator,
+                "memory_type": item.memory_type,
+                "memory_type_reason": item.memory_type_reason,
                 "trust": trust,
-                "security_class": result.security_class,
-                "flags": flags,
-                "tags": list(draft.tags),
+                "security_class": item.security_class,
+                "flags": list(item.flags),
+                "tags": list(item.tags),
                 "content_hash": content_hash,
-                "status": Episode.Status.QUARANTINED if result.high_risk else Episode.Status.ACTIVE,
+                "status": Episode.Status.QUARANTINED if item.high_risk else Episode.Status.ACTIVE,
             }
         )
     summary = {
@@ -451,7 +524,7 @@ def episode_record(
     try:
         with transaction.atomic():
             now = timezone.now()
-            (row,), summary = _gate(project, [draft], Episode.Trust.DRAFT, now, set())
+            (row,), summary = _gate(project, [Scanned.of(draft)], Episode.Trust.DRAFT, now, set())
             source, _ = Source.objects.get_or_create(
                 project=project,
                 sha256=sha,

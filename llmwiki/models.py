@@ -531,7 +531,15 @@ def bulk_insert(
 
     def adapter(field: models.Field) -> Any:
         if isinstance(field, models.JSONField):
-            return lambda v: ops.adapt_json_value(v, field.encoder)
+            # Most rows carry empty flags and tags; encode those once.
+            empty = {"list": ops.adapt_json_value([], field.encoder)}
+
+            def adapt_json(v: Any) -> Any:
+                if v == [] and type(v) is list:
+                    return empty["list"]
+                return ops.adapt_json_value(v, field.encoder)
+
+            return adapt_json
         if isinstance(field, models.DateTimeField):
             # Rows of one import share timestamps (recorded_at, a log's day); adapt each once.
             cache: dict[Any, Any] = {}
