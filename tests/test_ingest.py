@@ -278,3 +278,19 @@ def test_the_cli_exits_2_naming_a_rejected_zip_entry(project, tmp_path, capsys):
     assert exc.value.returncode == 2
     assert json.loads(capsys.readouterr().out)["sources"][0]["status"] == "rejected"
     assert Episode.objects.count() == 0
+
+
+def test_big_imports_parse_in_worker_processes_with_the_same_result(
+    project, other_project, corpus, monkeypatch
+):
+    import llmwiki.ingest as ingest
+
+    serial = ingest_files(project=project, files=collect_paths([corpus]), actor="system")
+    monkeypatch.setattr(ingest, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(ingest.os, "cpu_count", lambda: 2)
+    parallel = ingest_files(project=other_project, files=collect_paths([corpus]), actor="system")
+    assert [(s.path, s.status, s.episodes, s.flags) for s in parallel.sources] == [
+        (s.path, s.status, s.episodes, s.flags) for s in serial.sources
+    ]
+    contents = lambda p: sorted(Episode.objects.filter(project=p).values_list("content", "status"))  # noqa: E731
+    assert contents(project) == contents(other_project)
