@@ -5,31 +5,29 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import TooManyFilesSent
 from django.core.paginator import Paginator
-from django.db.models import Count, Q, TextField
+from django.db.models import TextField
 from django.db.models.functions import Cast
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
-from dreaming.models import Candidate, Conflict, DreamRun
 from llmwiki.access import get_project_for, projects_for
+from llmwiki.dashboard import list_counts, project_panel
 from llmwiki.errors import InputError
 from llmwiki.forms import EpisodeFilterForm, ProjectSettingsForm, QuarantineDecisionForm, UploadForm
 from llmwiki.ingest import RawFile, ingest_files
-from llmwiki.models import Claim, Episode, Project, Role
+from llmwiki.models import Episode, Role
 from llmwiki.services import episode_set_status, project_update
 
 
 @require_GET
 @login_required
 def project_list(request: HttpRequest) -> HttpResponse:
-    projects = projects_for(request.user).annotate(
-        episode_count=Count("episodes", distinct=True),
-        open_candidates=Count(
-            "candidates", filter=Q(candidates__status__in=Candidate.OPEN_STATUSES), distinct=True
-        ),
-    )
+    projects = list(projects_for(request.user).order_by("name"))
+    counts = list_counts([p.pk for p in projects])
+    for p in projects:
+        p.counts = counts[p.pk]
     return render(request, "llmwiki/project_list.html", {"projects": projects})
 
 
@@ -37,41 +35,12 @@ def project_list(request: HttpRequest) -> HttpResponse:
 @login_required
 def project_home(request: HttpRequest, slug: str) -> HttpResponse:
     project = get_project_for(request.user, slug)
+    layers = project_panel(project)
     return render(
         request,
         "llmwiki/project_home.html",
-        {"project": project, "layers": layer_counts(project), "last_run": last_run(project)},
+        {"project": project, "nav": "home", "layers": layers, "last_run": layers.get("last_run")},
     )
-
-
-def layer_counts(project: Project) -> dict[str, int]:
-    """Counts per memory layer, one aggregate query per table."""
-    sources = project.sources.aggregate(n=Count("id"))["n"]
-    episodes = project.episodes.aggregate(
-        active=Count("id", filter=Q(status=Episode.Status.ACTIVE)),
-        quarantined=Count("id", filter=Q(status=Episode.Status.QUARANTINED)),
-    )
-    candidates = Candidate.objects.filter(project=project).aggregate(
-        open=Count("id", filter=Q(status__in=Candidate.OPEN_STATUSES))
-    )
-    conflicts = Conflict.objects.filter(project=project).aggregate(
-        open=Count("id", filter=~Q(status=Conflict.Status.RESOLVED))
-    )
-    claims = project.claims.aggregate(n=Count("id", filter=Q(status=Claim.Status.APPROVED)))
-    return {
-        "sources": sources,
-        "episodes": episodes["active"],
-        "quarantined": episodes["quarantined"],
-        "candidates": candidates["open"],
-        "conflicts": conflicts["open"],
-        "claims": claims["n"],
-        "pages": project.pages.count(),
-        "exports": project.exports.count(),
-    }
-
-
-def last_run(project: Project) -> DreamRun | None:
-    return DreamRun.objects.filter(project=project).order_by("-created_at").first()
 
 
 # --- Ingest: upload, episodes, quarantine -------------------------------------------------

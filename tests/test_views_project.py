@@ -103,3 +103,19 @@ def test_a_wrong_password_shows_an_error(client, carol):
     response = client.post(reverse("login"), {"username": "carol", "password": "nope"})
     assert response.status_code == 200
     assert b"Please enter a correct username and password" in response.content
+
+
+def test_the_project_list_shows_counts_in_a_constant_number_of_queries(
+    client, alice, project, django_assert_max_num_queries
+):
+    from llmwiki.services import project_create
+    from tests.dreaming_data import seed
+
+    seed(project)
+    for i in range(5):
+        project_create(slug=f"extra-{i}", name=f"Extra {i}", actor="t", owner=alice)
+    client.force_login(alice)
+    with django_assert_max_num_queries(6):
+        response = client.get(reverse("project_list"))
+    tidewater = next(p for p in response.context["projects"] if p.slug == "tidewater")
+    assert tidewater.counts["episodes"] == project.episodes.count() > 0

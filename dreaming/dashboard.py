@@ -1,0 +1,34 @@
+"""What dreaming contributes to the project pages (registered in DreamingConfig.ready)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.db.models import Count, Q
+
+from dreaming.models import Candidate, Conflict, DreamRun
+from llmwiki.dashboard import register_list_counter, register_panel
+from llmwiki.models import Project
+
+
+@register_panel
+def dreaming_panel(project: Project) -> dict[str, Any]:
+    return {
+        "candidates": Candidate.objects.filter(project=project).open().count(),
+        "conflicts": Conflict.objects.filter(project=project)
+        .exclude(status=Conflict.Status.RESOLVED)
+        .count(),
+        "last_run": DreamRun.objects.filter(project=project).order_by("-created_at").first(),
+    }
+
+
+@register_list_counter
+def open_candidates(project_ids: Iterable[int]) -> dict[int, dict[str, int]]:
+    rows = (
+        Candidate.objects.filter(project_id__in=project_ids)
+        .values("project_id")
+        .annotate(n=Count("id", filter=Q(status__in=Candidate.OPEN_STATUSES)))
+        .order_by()
+    )
+    return {row["project_id"]: {"open_candidates": row["n"]} for row in rows}
