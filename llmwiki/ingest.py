@@ -375,7 +375,7 @@ def _store(project: Project, units: list[_Unit], actor: Any, report: IngestRepor
 def _store_rows(
     project: Project, units: list[_Unit], actor: Any, now: datetime, report: IngestReport
 ) -> int:
-    episodes: list[dict[str, Any]] = []
+    pending: list[tuple[_Member, Source, list[dict[str, Any]], str]] = []
     for unit in units:
         trust = TRUST_BY_IMPORTER.get(unit.importer, Episode.Trust.DRAFT)
         for m in unit.members:
@@ -389,7 +389,7 @@ def _store_rows(
                 else set()
             )
             rows, summary = _gate(project, analysed, trust, now, known)
-            source = Source.objects.create(
+            source = Source(
                 project=project,
                 sha256=m.sha256,
                 size=len(m.data),
@@ -402,14 +402,23 @@ def _store_rows(
                 imported_by=actor if getattr(actor, "pk", None) else None,
                 security_summary=summary,
             )
-            for row in rows:
-                row["source_id"] = source.pk
-            episodes.extend(rows)
-            quarantined = summary["quarantined"]
-            status = "quarantined" if quarantined else ("updated" if m.previous else "new")
-            flags = sorted(summary["flags"])
-            report.sources.append(SourceResult(m.path, m.sha256, status, len(rows), flags))
-            AuditEvent.record(
+            status = (
+                "quarantined" if summary["quarantined"] else ("updated" if m.previous else "new")
+            )
+            pending.append((m, source, rows, status))
+    # One statement each for sources and audit rows: per-row saves cost ~1 ms apiece.
+    Source.objects.bulk_create([source for _, source, _, _ in pending], batch_size=500)
+    events = []
+    episodes: list[dict[str, Any]] = []
+    for m, source, rows, status in pending:
+        for row in rows:
+            row["source_id"] = source.pk
+        episodes.extend(rows)
+        summary = source.security_summary
+        flags = sorted(summary["flags"])
+        report.sources.append(SourceResult(m.path, m.sha256, status, len(rows), flags))
+        events.append(
+            AuditEvent.build(
                 actor=actor,
                 action="source.ingest",
                 obj=source,
@@ -417,10 +426,12 @@ def _store_rows(
                     "sha256": m.sha256,
                     "status": status,
                     "episodes": len(rows),
-                    "quarantined": quarantined,
+                    "quarantined": summary["quarantined"],
                     "flags": flags,
                 },
             )
+        )
+    AuditEvent.objects.bulk_create(events, batch_size=500)
     bulk_insert(Episode, episodes)
     return len(episodes)
 

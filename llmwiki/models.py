@@ -490,9 +490,34 @@ class AuditEvent(ImmutableModel):
         note: str = "",
     ) -> AuditEvent:
         """Write one audit row; `actor` is a user, an agent label or "system"."""
+        event = cls.build(
+            actor=actor,
+            action=action,
+            obj=obj,
+            project=project,
+            before=before,
+            after=after,
+            note=note,
+        )
+        event.save()
+        return event
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        actor: Any,
+        action: str,
+        obj: models.Model,
+        project: Project | None = None,
+        before: Any = None,
+        after: Any = None,
+        note: str = "",
+    ) -> AuditEvent:
+        """An unsaved audit row, for callers that insert many in one statement."""
         if project is None:
             project = obj if isinstance(obj, Project) else getattr(obj, "project", None)
-        return cls.objects.create(
+        return cls(
             project=project,
             actor=actor_label(actor),
             action=action,
