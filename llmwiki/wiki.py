@@ -70,7 +70,11 @@ def page_publish(
         reason=reason[:500],
         claim_ids=sorted(claim_ids),
     )
-    Page.objects.filter(pk=page.pk).update(current_revision=revision)
+    changes: dict[str, Any] = {"current_revision": revision}
+    if getattr(actor, "pk", None):
+        # A person published this revision, so the page was reviewed now.
+        changes["last_reviewed_at"] = revision.created_at
+    Page.objects.filter(pk=page.pk).update(**changes)
     AuditEvent.record(
         actor=actor,
         action="page.revision",

@@ -330,3 +330,11 @@ def test_a_viewer_cannot_resolve_conflicts(dreamed, carol):
         review.conflict_resolve(conflict=conflict, actor=carol, resolution="keep-existing")
     conflict.refresh_from_db()
     assert conflict.status == "open"
+
+
+def test_an_approval_marks_the_page_reviewed(staging, bob):
+    page = Page.objects.get(project=staging.project, key="SYSTEM_OVERVIEW")
+    assert page.is_stale and page.last_reviewed_at is None
+    approve(staging, bob)
+    page.refresh_from_db()
+    assert page.last_reviewed_at is not None and not page.is_stale
