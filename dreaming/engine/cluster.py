@@ -9,8 +9,10 @@ Two stages, neither comparing all pairs:
    and the topic identity guard. LSH buckets are the inverted index on key terms here:
    a bucket is keyed by a pair of min-hashed terms, so very common single terms never
    make a giant posting list, and a large bucket is walked with a sorted window instead
-   of being expanded to all pairs. Unions go best-first under the merged-profile guard,
-   so a vague sentence cannot bridge two hosts or two products.
+   of being expanded to all pairs. The exact Jaccard and the guard run vectorised on
+   padded set matrices. Pairs with identical identities join by connected components;
+   the rest go best-first under the merged-profile guard, so a vague sentence cannot
+   bridge two hosts or two products.
 2. **Value split.** Within a subject group, sentences with different numbers or versions
    are different facts ("Postgres 16" vs "Postgres 15", "worker v1.4" vs "v1.5"); the split
    is also what conflict detection reads. Sentences with no value join the only value
@@ -110,18 +112,23 @@ def subject_groups(
 def split_by_value(
     members: Sequence[int], features: Sequence[Features]
 ) -> list[tuple[frozenset[str], list[int]]]:
-    """Split one subject group into facts by value set; return (values, members) pairs.
+    """Split one subject group into facts by value set and polarity; (values, members) pairs.
 
     Members are in index order and the facts are ordered by their first member.
     """
+    if len(members) == 1:  # most subjects are one sentence
+        return [(features[members[0]].polar_values(), list(members))]
     by_value: dict[frozenset[str], list[int]] = {}
     valueless: list[int] = []
     for m in members:
-        v = features[m].values
+        # A negated statement is its own fact: "we deploy on Fridays" and "we never
+        # deploy on Fridays" must not become one candidate.
+        v = features[m].polar_values()
         (by_value.setdefault(v, []) if v else valueless).append(m)
     parts = list(by_value.items())
     if valueless:
-        if len(parts) == 1:
+        # A plain sentence supports the one value present, never a negated statement.
+        if len(parts) == 1 and "¬" not in parts[0][0]:
             parts[0][1].extend(valueless)
         else:
             parts.append((frozenset(), valueless))

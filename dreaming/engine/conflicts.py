@@ -46,32 +46,59 @@ _NEG_RE = re.compile(
     + _OBJ.format(g="x")
     + _SCOPE.format()
 )
-_REV_RES = [
-    re.compile(
-        r"\b(?i:moved|moving|migrated|migrating|switched|switching|changed|changing"
-        r"|transitioned|went)\s+(?i:over\s+)?(?i:from)\s+"
-        + _OBJ.format(g="x")
-        + r"\s+(?i:to|over to|onto)\s+"
-        + _OBJ.format(g="y")
-        + _SCOPE.format()
+_REV_RES: list[tuple[re.Pattern[str], tuple[str, ...]]] = [
+    (
+        re.compile(
+            r"\b(?i:moved|moving|migrated|migrating|switched|switching|changed|changing"
+            r"|transitioned|went)\s+(?i:over\s+)?(?i:from)\s+"
+            + _OBJ.format(g="x")
+            + r"\s+(?i:to|over to|onto)\s+"
+            + _OBJ.format(g="y")
+            + _SCOPE.format()
+        ),
+        ("from",),
     ),
-    re.compile(
-        r"\b(?i:replac(?:ed|ing))\s+"
-        + _OBJ.format(g="x")
-        + r"\s+(?i:with|by)\s+"
-        + _OBJ.format(g="y")
-        + _SCOPE.format()
+    (
+        re.compile(
+            r"\b(?i:replac(?:ed|ing))\s+"
+            + _OBJ.format(g="x")
+            + r"\s+(?i:with|by)\s+"
+            + _OBJ.format(g="y")
+            + _SCOPE.format()
+        ),
+        ("replac",),
     ),
-    re.compile(
-        r"\b(?i:no longer|stopped|stop)\s+(?i:use|uses|using)\s+"
-        + _OBJ.format(g="x")
-        + _SCOPE.format()
+    (
+        re.compile(
+            r"\b(?i:no longer|stopped|stop)\s+(?i:use|uses|using)\s+"
+            + _OBJ.format(g="x")
+            + _SCOPE.format()
+        ),
+        ("longer", "stop"),
     ),
-    re.compile(
-        r"\b(?i:dropped|ditched|abandoned|retired)\s+" + _OBJ.format(g="x") + _SCOPE.format()
+    (
+        re.compile(
+            r"\b(?i:dropped|ditched|abandoned|retired)\s+" + _OBJ.format(g="x") + _SCOPE.format()
+        ),
+        ("dropped", "ditched", "abandoned", "retired"),
     ),
 ]
 # Substring checks before any regex: most sentences state no decision.
+_NEG_CUES = ("not", "n't", "never", "cannot")
+_USE_CUES = (
+    "use",
+    "using",
+    "adopt",
+    "choose",
+    "chose",
+    "pick",
+    "go with",
+    "went with",
+    "settle",
+    "standardi",
+    "rely",
+    "relies",
+)
 _QUICK_WORDS = (
     "use",
     "using",
@@ -148,7 +175,11 @@ def statements(sentence: str) -> list[Statement]:
         return []
     out: list[Statement] = []
     taken: list[tuple[int, int]] = []
-    for rx in _REV_RES:
+    for rx, cues in _REV_RES:
+        # Each pattern has literal words it cannot match without; checking them is far
+        # cheaper than letting the regex engine scan the sentence.
+        if not any(c in low for c in cues):
+            continue
         for m in rx.finditer(sentence):
             x = _object(m.group("x"))
             if not x:
@@ -161,7 +192,8 @@ def statements(sentence: str) -> list[Statement]:
                 # "we do not use Y" contradicts.
                 out.append(Statement("use", y[0], y[1], scope, scope_text))
             taken.append(m.span())
-    for m in _NEG_RE.finditer(sentence):
+    negated = any(c in low for c in _NEG_CUES)
+    for m in _NEG_RE.finditer(sentence) if negated else ():
         if any(lo <= m.start() < hi for lo, hi in taken):
             continue
         x = _object(m.group("x"))
@@ -169,7 +201,8 @@ def statements(sentence: str) -> list[Statement]:
             scope, scope_text = _scope(m, {x[0]})
             out.append(Statement("neg", x[0], x[1], scope, scope_text))
             taken.append(m.span())
-    for m in _USE_RE.finditer(sentence):
+    has_use = any(c in low for c in _USE_CUES)
+    for m in _USE_RE.finditer(sentence) if has_use else ():
         if any(lo <= m.start() < hi for lo, hi in taken):
             continue
         if _NEGATED_BEFORE.search(sentence[max(0, m.start() - 20) : m.start()]):
@@ -229,7 +262,7 @@ def decision_conflicts(
             for against in kinds.get(kind, []):
                 a_units = groups[against]
                 a_last = last(a_units)
-                sides: list[list[int]] = []
+                opposed: set[int] = set()
                 for use in uses:
                     if not scopes_agree(use[2], against[2]):
                         continue
@@ -240,11 +273,13 @@ def decision_conflicts(
                         u_first = first(u_units)
                         if u_first is None or a_last is None or u_first >= a_last:
                             continue
-                    if set(u_units) == set(a_units):
-                        continue
-                    sides.extend(_split_claims(u_units, unit_claim))
-                if not sides:
+                    opposed.update(u_units)
+                opposed -= set(a_units)
+                if not opposed:
                     continue
+                # All agreeing "use X" statements form one side (approved claims each get
+                # their own, so the reviewer sees which claim is contested).
+                sides = _split_claims(sorted(opposed), unit_claim)
                 st = meta[against]
                 subject = st.scope_text or st.obj_text
                 subject = f"{st.obj_text} — {subject}" if st.scope_text else subject

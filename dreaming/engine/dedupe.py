@@ -1,12 +1,12 @@
 """Exact and near-duplicate detection without comparing all pairs.
 
-* Exact: a hash of the normalised text (log noise stripped, lowercased).
+* Exact: identical keys (the caller's normalised text) group with one dict pass.
 * Near: MinHash over content-token unigrams and bigrams, computed for every episode at
   once with NumPy (hash each distinct token once, then ``(a·x + b) mod 2^64`` per
   permutation over one flat array and a segmented minimum), LSH banding to find candidate
-  pairs, an estimate filter on the signatures, then the exact Jaccard and the identity
-  guard on what survives. Pure-Python MinHash costs ~250 s per 100k episodes; this costs a
-  second or two.
+  pairs, an estimate filter on the signatures, the vectorised half of the identity guard,
+  then the exact shingle Jaccard and the rest of the guard on what survives. Pure-Python
+  MinHash costs ~250 s per 100k episodes; this costs about a second.
 
 The LSH helpers are shared with clustering, which runs the same machinery over the
 subject terms of sentences.
@@ -17,13 +17,13 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 
 from .text import Features
 
 _SEED = 0x11F1_D4EA  # fixed: the same input must give the same pairs on every run
-_MASK64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
 class TokenHasher:
@@ -53,17 +53,6 @@ class TokenHasher:
             self(t)
         flat = np.fromiter(map(memo.__getitem__, tokens), dtype=np.uint64, count=len(tokens))
         return flat, offsets
-
-    def set_hash(self, items: frozenset[str]) -> int:
-        """Return an order-independent hash of a set (0 for the empty set)."""
-        if not items:
-            return 0
-        memo = self._memo
-        total = 0
-        for t in items:
-            h = memo.get(t)
-            total += h if h is not None else self(t)
-        return (total & 0xFFFFFFFFFFFFFFFF) | 1
 
 
 def _perms(k: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -230,13 +219,6 @@ class UnionFind:
         self.parent[rb] = ra
         return ra
 
-    def groups(self) -> list[list[int]]:
-        """Return the groups as sorted index lists, ordered by their smallest member."""
-        out: dict[int, list[int]] = {}
-        for x in range(len(self.parent)):
-            out.setdefault(self.find(x), []).append(x)
-        return [out[r] for r in sorted(out)]
-
 
 # --- identity guard --------------------------------------------------------------------
 
@@ -263,7 +245,7 @@ def identity_compatible(a: Features, b: Features, *, values: bool) -> bool:
         and _eq_or_empty(a.envs, b.envs)
         and _nested(a.idents, b.idents)
         and _nested(a.names, b.names)
-        and (not values or a.values == b.values)
+        and (not values or a.polar_values() == b.polar_values())
     )
 
 
@@ -282,7 +264,7 @@ class Profile:
         self.envs = f.envs
         self.idents = f.idents
         self.names = f.names
-        self.values = f.values if values else frozenset()
+        self.values = f.polar_values() if values else frozenset()
 
     def compatible(self, other: Profile, values: bool) -> bool:
         """Apply the identity guard to two group profiles."""
@@ -309,7 +291,7 @@ def guarded_union(
     i: np.ndarray,
     j: np.ndarray,
     features: Sequence[Features],
-    identity: Identity,
+    identity: Identity | None,
     *,
     values: bool,
 ) -> list[list[int]]:
@@ -319,10 +301,13 @@ def guarded_union(
     equal identities can never conflict, and the merged identity is the same one, so this
     cannot block any later merge. Phase 2 takes the remaining pairs best-first (highest
     similarity, then lowest ids) with the merged-profile check, in Python but on far
-    fewer pairs.
+    fewer pairs. Without exact ``identity`` keys only phase 2 runs.
     """
-    key = identity.key(values=values)
-    same = key[i] == key[j]
+    if identity is not None:
+        key = identity.key(values=values)
+        same = key[i] == key[j]
+    else:  # no exact identity keys: every pair goes through the profile check
+        same = np.zeros(len(i), dtype=bool)
     labels = components(n, i[same], j[same])
     rest = np.flatnonzero(~same)
     if not len(rest):
@@ -366,15 +351,69 @@ class Identity:
 
     @classmethod
     def of(cls, features: Sequence[Features], hasher: TokenHasher) -> Identity:
-        """Hash every text's identity sets (each distinct element is hashed once)."""
-        h = hasher.set_hash
-        n = len(features)
+        """Hash every text's identity sets exactly (sum of element hashes, vectorised)."""
 
-        def col(kind: str) -> np.ndarray:
-            sets = [getattr(f, kind) for f in features]
-            return np.fromiter((h(x) if x else 0 for x in sets), np.uint64, count=n)
+        def col(sets: list[tuple[str, ...]]) -> np.ndarray:
+            flat, off = hasher.flat(sets)
+            out = np.zeros(len(sets), dtype=np.uint64)
+            nonempty = off[1:] > off[:-1]
+            if nonempty.any():
+                with np.errstate(over="ignore"):
+                    sums = np.add.reduceat(flat, off[:-1][nonempty])
+                out[nonempty] = sums | np.uint64(1)
+            return out
 
-        return cls(col("hosts"), col("envs"), col("values"), col("idents"), col("names"))
+        return cls(*(col(sets) for sets in _kind_sets(features)))
+
+    @classmethod
+    def of_unions(
+        cls,
+        features: Sequence[Features],
+        members: np.ndarray,
+        offsets: np.ndarray,
+        hasher: TokenHasher,
+    ) -> Identity:
+        """Exact identity hashes of unions: text ``t`` unites ``features[members[o_t:o_t+1]]``.
+
+        The same numbers ``of`` would give for the united features, computed without
+        building them: gather every part's element hashes per text, drop repeats, sum —
+        all vectorised.
+        """
+        n = len(offsets) - 1
+        text_of_member = np.repeat(np.arange(n), np.diff(offsets))
+
+        def col(sets: list[tuple[str, ...]]) -> np.ndarray:
+            flat, off = hasher.flat(sets)
+            out = np.zeros(n, dtype=np.uint64)
+            lens = np.diff(off)[members]
+            total = int(lens.sum())
+            if not total:
+                return out
+            first = np.cumsum(lens) - lens
+            pos = np.repeat(off[:-1][members] - first, lens) + np.arange(total)
+            vals = flat[pos]
+            owner = np.repeat(text_of_member, lens)
+            order = np.lexsort((vals, owner))
+            vals, owner = vals[order], owner[order]
+            keep = np.ones(total, dtype=bool)
+            keep[1:] = (vals[1:] != vals[:-1]) | (owner[1:] != owner[:-1])
+            vals, owner = vals[keep], owner[keep]
+            np.add.at(out, owner, vals)  # wraps mod 2**64, like the per-text sums
+            has = np.bincount(owner, minlength=n) > 0
+            out[has] |= np.uint64(1)
+            return out
+
+        return cls(*(col(sets) for sets in _kind_sets(features)))
+
+    def same(self, a: int, b: int) -> bool:
+        """True when two texts have identical identities (every kind hashes equal)."""
+        return (
+            self.hosts[a] == self.hosts[b]
+            and self.envs[a] == self.envs[b]
+            and self.values[a] == self.values[b]
+            and self.idents[a] == self.idents[b]
+            and self.names[a] == self.names[b]
+        )
 
     def take(self, idx: np.ndarray) -> Identity:
         """Return the identities of a subset of texts, in ``idx`` order."""
@@ -401,6 +440,17 @@ class Identity:
             if values:
                 k += self.values * np.uint64(13)
         return k
+
+
+def _kind_sets(features: Sequence[Features]) -> list[list[tuple[str, ...]]]:
+    # hosts, envs, values (with polarity), idents, names: the order of Identity's fields
+    return [
+        [tuple(f.hosts) for f in features],
+        [tuple(f.envs) for f in features],
+        [tuple(f.polar_values()) for f in features],
+        [tuple(f.idents) for f in features],
+        [tuple(f.names) for f in features],
+    ]
 
 
 def components(n: int, i: np.ndarray, j: np.ndarray) -> np.ndarray:
@@ -431,10 +481,12 @@ def groups_from_labels(labels: np.ndarray) -> list[list[int]]:
     """Turn component labels into sorted member lists ordered by their smallest member."""
     order = np.lexsort((np.arange(len(labels)), labels))
     sorted_labels = labels[order]
-    cuts = np.flatnonzero(sorted_labels[1:] != sorted_labels[:-1]) + 1
-    parts = np.split(order, cuts)
-    parts.sort(key=lambda p: int(p[0]))
-    return [p.tolist() for p in parts]
+    cuts = [0, *(np.flatnonzero(sorted_labels[1:] != sorted_labels[:-1]) + 1).tolist()]
+    cuts.append(len(order))
+    flat = order.tolist()
+    parts = [flat[a:b] for a, b in pairwise(cuts) if b > a]
+    parts.sort(key=lambda p: p[0])
+    return parts
 
 
 # --- episode-level dedupe --------------------------------------------------------------
@@ -454,6 +506,7 @@ def near_duplicate_groups(
     threshold: float,
     hasher: TokenHasher,
     *,
+    identity: Identity | None = None,
     k: int = 30,
     bands: int = 10,
 ) -> list[list[int]]:
@@ -461,8 +514,9 @@ def near_duplicate_groups(
 
     Candidates come from LSH (10 bands × 3 rows catches Jaccard 0.7 with ~98 %
     probability), an estimate filter drops clear misses, and each survivor is confirmed
-    with the exact Jaccard of unigram+bigram shingles and the identity guard, values
-    included, so "worker v1.4 …" and "worker v1.5 …" are never folded.
+    with the exact Jaccard of unigram+bigram shingles (bigrams keep word order: "from X
+    to Y" is not "from Y to X") and the identity guard with values and polarity, so
+    "worker v1.4 …" / "worker v1.5 …" and "we use X" / "we do not use X" never fold.
     """
     n = len(contents)
     if n < 2:
@@ -492,7 +546,10 @@ def near_duplicate_groups(
         bi = np.empty(0, dtype=np.uint64)
         bi_off = np.zeros(n + 1, dtype=np.int64)
     active = uni_off[1:] > uni_off[:-1]
-    identity = Identity.of(features, hasher)
+    # ``features`` may be lazy (built only when read); the caller can then pass the
+    # identity hashes, which decide most pairs without touching the features at all.
+    if identity is None:
+        identity = Identity.of(features, hasher)
     tb = identity.key(values=True, names=False)
     # Near-duplicates share most bands, so a short window already finds them.
     i, j = lsh_pairs(sig, bands, rows, window=2, tiebreak=tb, active=active)
@@ -510,10 +567,12 @@ def near_duplicate_groups(
     ii: list[int] = []
     jj: list[int] = []
     for a, b in zip(i[keep].tolist(), j[keep].tolist(), strict=True):
-        if not identity_compatible(features[a], features[b], values=True):
-            continue
         sim = jaccard(shingles(a), shingles(b))
-        if sim >= threshold:
+        if sim < threshold:
+            continue
+        # Equal identity hashes settle the guard; only a pair whose identities differ
+        # (one naming more hosts, say) needs the sets themselves.
+        if identity.same(a, b) or identity_compatible(features[a], features[b], values=True):
             sims.append(sim)
             ii.append(a)
             jj.append(b)

@@ -15,6 +15,8 @@ Units of work
   claim. Claims are clustered with the new material, which is how "seen again" and
   "contradicts what was approved" are found without comparing against every claim.
 * **fact cluster** — units with the same subject, identity and value; one candidate each.
+
+Each phase is one method of ``_Sweep`` and is timed on its own (``SweepResult.timings``).
 """
 
 from __future__ import annotations
@@ -24,11 +26,12 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
+from itertools import chain
 
 import numpy as np
 
 from . import conflicts as conf
-from .cluster import core_terms, core_terms_multi, split_by_value, subject_groups
+from .cluster import core_terms, split_by_value, subject_groups
 from .consolidate import REDACTION_MARK, Choice, choose, snippet, text_key
 from .dedupe import Identity, TokenHasher, exact_groups, near_duplicate_groups
 from .policy import Policy
@@ -66,13 +69,27 @@ _MAX_SENTENCES_PER_EPISODE = 40  # a pasted page must not dominate a sweep's cos
 _MAX_CONTRADICT_IDS = 50
 
 
+def run_sweep(
+    episodes: Iterable[Ep],
+    *,
+    approved_claims: Iterable[ApprovedClaim] = (),
+    recall: dict[int, RecallStats] | None = None,
+    policy: Policy | None = None,
+    now: datetime | None = None,
+    live_episode_ids: set[int] | None = None,
+) -> SweepResult:
+    """Consolidate a batch of episodes into candidates, conflicts and reinforcements."""
+    sweep = _Sweep(episodes, approved_claims, recall or {}, policy or Policy(), now)
+    return sweep.run(live_episode_ids)
+
+
 @dataclass(slots=True)
 class _Units:
     """Column store of sentence units (lists, not objects: there are hundreds of thousands)."""
 
     text: list[str] = field(default_factory=list)
     feat: list[Features] = field(default_factory=list)
-    eps: list[list[int]] = field(default_factory=list)
+    eps: list[list[int]] = field(default_factory=list)  # episode indices, sorted
     claim: list[int | None] = field(default_factory=list)
     junk: list[str | None] = field(default_factory=list)
     checkbox: list[str | None] = field(default_factory=list)
@@ -87,287 +104,413 @@ class _Units:
         return len(self.text) - 1
 
 
-@dataclass(slots=True)
 class _Cluster:
-    units: list[int]
-    group: int
-    support: list[int] = field(default_factory=list)  # episode indices
-    contradict: list[int] = field(default_factory=list)
-    conflicts: list[int] = field(default_factory=list)
-    contested: str | None = None
-    values: frozenset[str] = frozenset()
-    claim_opposed: bool = False  # an approved claim in this cluster is on the other side
+    """One fact: sentences with the same subject, identity and value."""
+
+    __slots__ = (
+        "claim_opposed",
+        "conflicts",
+        "contested",
+        "contradict",
+        "group",
+        "units",
+        "values",
+    )
+
+    # A plain class: there are ~one per sentence, and a dataclass's default factories
+    # cost more than the rest of the clustering bookkeeping.
+    def __init__(self, units: list[int], group: int, values: frozenset[str]) -> None:
+        self.units = units
+        self.group = group
+        self.values = values
+        self.contradict: list[int] = []  # episode indices
+        self.conflicts: list[int] = []
+        self.contested: str | None = None
+        self.claim_opposed = False  # an approved claim in this cluster is on the other side
 
 
-def run_sweep(
-    episodes: Iterable[Ep],
-    *,
-    approved_claims: Iterable[ApprovedClaim] = (),
-    recall: dict[int, RecallStats] | None = None,
-    policy: Policy | None = None,
-    now: datetime | None = None,
-    live_episode_ids: set[int] | None = None,
-) -> SweepResult:
-    """Consolidate a batch of episodes into candidates, conflicts and reinforcements."""
-    policy = policy or Policy()
-    recall = recall or {}
-    timings: dict[str, float] = {}
-    clock = time.perf_counter()
+@dataclass(slots=True)
+class _Passing:
+    """A cluster that passed every gate, waiting for the per-sweep cap."""
 
-    def tick(phase: str) -> None:
-        nonlocal clock
-        t = time.perf_counter()
-        timings[phase] = round(t - clock, 4)
-        clock = t
+    score: float
+    ci: int
+    choice: Choice
+    support: list[int]
+    contradict: set[int]
+    lifecycle: str
+    raw: dict[str, float]
+    stats: dict[str, float]
+    flags: tuple[str, ...]
+    key: str
 
-    eps = sorted(episodes, key=lambda e: (e.occurred_at, e.id))
-    ids = [e.id for e in eps]
-    if len(set(ids)) != len(ids):
-        dup = next(i for i, c in Counter(ids).items() if c > 1)
-        raise ValueError(f"episode id {dup} appears more than once in the sweep input")
-    claims = sorted(approved_claims, key=lambda c: c.id)
-    if now is None:
-        now = eps[-1].occurred_at if eps else datetime.now(UTC)
-    n = len(eps)
-    ep_day = [e.occurred_at.date().toordinal() for e in eps]
-    counts: Counter[str] = Counter(episodes_in=n, claims_in=len(claims))
-    aside: dict[int, str] = {}  # episode index -> reason it stays episodic (pre-decided)
 
-    # ---- Light: normalise and split ------------------------------------------------------
-    keys: list[str] = []
-    for i, e in enumerate(eps):
-        if e.memory_type == "handoff-only":
-            aside[i] = "handoff-only"
-            keys.append("\x00handoff\x00" + str(e.id))
-            continue
-        # Whitespace and case only: cheap, and anything subtler (a different timestamp
-        # prefix, a bullet) is the near-duplicate pass's job.
-        key = " ".join(e.content.lower().split())
-        if not key:
-            aside[i] = "junk:empty"
-            keys.append("\x00empty\x00" + str(e.id))
-            continue
-        keys.append(key)
-    counts["handoff_only"] = sum(1 for r in aside.values() if r == "handoff-only")
-    live_idx = [i for i in range(n) if i not in aside]
+class _Sweep:
+    """The state one sweep builds up, phase by phase."""
 
-    def rep_order(i: int) -> tuple[float, int]:
-        return (-eps[i].source_trust, i)  # most trusted, then earliest, represents a group
+    def __init__(
+        self,
+        episodes: Iterable[Ep],
+        claims: Iterable[ApprovedClaim],
+        recall: dict[int, RecallStats],
+        policy: Policy,
+        now: datetime | None,
+    ) -> None:
+        episodes = list(episodes)
+        for e in episodes:
+            if e.occurred_at.tzinfo is None:
+                raise ValueError(f"episode {e.id}: occurred_at must be timezone-aware (UTC)")
+        self.eps = sorted(episodes, key=lambda e: (e.occurred_at, e.id))
+        ids = [e.id for e in self.eps]
+        if len(set(ids)) != len(ids):
+            dup = next(i for i, c in Counter(ids).items() if c > 1)
+            raise ValueError(f"episode id {dup} appears more than once in the sweep input")
+        self.claims = sorted(claims, key=lambda c: c.id)
+        self.recall = recall
+        self.policy = policy
+        self.now = now or (self.eps[-1].occurred_at if self.eps else datetime.now(UTC))
+        self.n = len(self.eps)
+        self.ep_day = [e.occurred_at.date().toordinal() for e in self.eps]
+        self.counts: Counter[str] = Counter(episodes_in=self.n, claims_in=len(self.claims))
+        self.aside: dict[int, str] = {}  # episode index -> reason decided before clustering
+        self.hasher = TokenHasher()
+        self.timings: dict[str, float] = {}
+        self.U = _Units()
+        self.clusters: list[_Cluster] = []
+        self.cluster_reason: dict[int, str] = {}
+        self._core_half: dict[int, set[str] | frozenset[str]] = {}
 
-    exact = exact_groups([keys[i] for i in live_idx])
-    exact = [sorted((live_idx[j] for j in g), key=rep_order) for g in exact]
-    exact.sort(key=lambda g: g[0])
-    ep_exact = [-1] * n
-    for gi, g in enumerate(exact):
-        for i in g:
-            ep_exact[i] = gi
-    counts["exact_duplicates"] = sum(len(g) - 1 for g in exact)
-    del keys  # the normalised texts are the largest transient of the sweep
+    def core_half(self, ci: int) -> set[str] | frozenset[str]:
+        """Subject terms shared by half of a fact's sentences (computed when first asked)."""
+        got = self._core_half.get(ci)
+        if got is None:
+            units = self.clusters[ci].units
+            feat = self.U.feat
+            got = feat[units[0]].subject if len(units) == 1 else core_terms(units, feat, 0.5)
+            self._core_half[ci] = got
+        return got
 
-    sent_cache: dict[str, Features] = {}
-    rep_sents: list[list[tuple[str, str, str | None, bool]]] = []
-    rep_feat: list[Features] = []
-    for g in exact:
-        rows = []
+    def run(self, live: set[int] | None) -> SweepResult:
+        """Run every phase in order and assemble the result."""
+        phases = [
+            ("light.normalise", self.normalise),
+            ("light.dedupe", self.dedupe),
+            ("light.units", self.build_units),
+            ("light.cluster", self.cluster),
+            ("rem.lifecycle", self.lifecycle),
+            ("rem.conflicts", self.find_conflicts),
+            ("rem.themes", self.find_themes),
+            ("deep.score", lambda: self.score(live)),
+            ("deep.cap", self.cap),
+            ("settle", self.settle),
+        ]
+        for name, phase in phases:
+            started = time.perf_counter()
+            phase()
+            self.timings[name] = round(time.perf_counter() - started, 4)
+        self.timings["total"] = round(sum(self.timings.values()), 4)
+        return SweepResult(
+            candidates=self.candidates,
+            reinforced=self.reinforced,
+            conflicts=self.conflict_drafts,
+            duplicates_folded=self.counts["duplicates_folded"],
+            stays_episodic=self.stays,
+            counts=dict(sorted(self.counts.items())),
+            themes=self.themes,
+            diary=self.diary,
+            timings=self.timings,
+        )
+
+    # ---- Light -------------------------------------------------------------------------
+
+    def _rep_order(self, i: int) -> tuple[float, int]:
+        return (-self.eps[i].source_trust, i)  # most trusted, then earliest, represents
+
+    def normalise(self) -> None:
+        """Fold exact duplicates and analyse each distinct text's sentences once."""
+        eps, aside = self.eps, self.aside
+        keys: list[str] = []
+        live_idx: list[int] = []
+        for i, e in enumerate(eps):
+            if e.memory_type == "handoff-only":
+                aside[i] = "handoff-only"
+                continue
+            # Whitespace and case only: cheap, and anything subtler (a different timestamp
+            # prefix, a bullet) is the near-duplicate pass's job.
+            key = " ".join(e.content.lower().split())
+            if not key:
+                aside[i] = "junk:empty"
+                continue
+            keys.append(key)
+            live_idx.append(i)
+        self.counts["handoff_only"] = sum(1 for r in aside.values() if r == "handoff-only")
+        exact = [sorted((live_idx[j] for j in g), key=self._rep_order) for g in exact_groups(keys)]
+        del keys  # the normalised texts are the largest transient of the sweep
+        exact.sort(key=lambda g: g[0])
+        self.exact = exact
+        self.counts["exact_duplicates"] = sum(len(g) - 1 for g in exact)
+
+        # Each distinct sentence is analysed once; a text is the list of its sentences.
+        index: dict[str, int] = {}
         feats: list[Features] = []
-        for b in blocks(eps[g[0]].content):
-            parts = [b.text] if b.heading else sentences(b.text)
-            for s in parts:
-                skey = s  # blocks already collapsed line breaks; exact text is the key
-                f = sent_cache.get(skey)
-                if f is None:
-                    f = sent_cache[skey] = analyse(s)
-                rows.append((skey, s, b.checkbox, b.heading))
-                feats.append(f)
-                if len(rows) >= _MAX_SENTENCES_PER_EPISODE:
+        self.sent_feats = feats
+        self.rep_sents: list[list[tuple[str, int, str | None, bool]]] = []
+        members: list[int] = []  # sentence ids of every text, concatenated
+        offsets = [0]
+        limit = _MAX_SENTENCES_PER_EPISODE
+        get = index.get
+        for g in exact:
+            rows: list[tuple[str, int, str | None, bool]] = []
+            for text, heading, box in blocks(eps[g[0]].content):
+                for s in (text,) if heading else sentences(text):
+                    si = get(s)
+                    if si is None:
+                        si = index[s] = len(feats)
+                        feats.append(analyse(s))
+                    rows.append((s, si, box, heading))
+                    box = None  # a checkbox marks its item's first sentence, not the rest
+                if len(rows) >= limit:
+                    del rows[limit:]
                     break
-            if len(rows) >= _MAX_SENTENCES_PER_EPISODE:
-                break
-        rep_sents.append(rows)
-        rep_feat.append(feats[0] if len(feats) == 1 else _aggregate(feats))
-    tick("light.normalise")
+            if not rows:  # nothing readable at all: one empty sentence stands in
+                si = index.get("")
+                if si is None:
+                    si = index[""] = len(feats)
+                    feats.append(analyse(""))
+                rows.append(("", si, None, False))
+            self.rep_sents.append(rows)
+            members.extend([r[1] for r in rows])
+            offsets.append(len(members))
+        self.rep_members = np.asarray(members, dtype=np.int64)
+        self.rep_offsets = np.asarray(offsets, dtype=np.int64)
 
-    # ---- Light: near-duplicates ------------------------------------------------------------
-    hasher = TokenHasher()
-    near = near_duplicate_groups(
-        [f.content for f in rep_feat], rep_feat, policy.near_dup_jaccard, hasher
-    )
-    groups: list[list[int]] = []  # final groups: episode indices, representative first
-    group_rep_exact: list[int] = []
-    ep_group = [-1] * n
-    for ng in near:
-        members = sorted((i for gi in ng for i in exact[gi]), key=rep_order)
-        lead = min(ng, key=lambda gi: rep_order(exact[gi][0]))
-        gidx = len(groups)
-        groups.append(members)
-        group_rep_exact.append(lead)
-        for i in members:
-            ep_group[i] = gidx
-    counts["near_duplicates"] = sum(len(ng) - 1 for ng in near)
-    duplicates_folded = counts["exact_duplicates"] + counts["near_duplicates"]
-    tick("light.dedupe")
-
-    # ---- Light: sentence units --------------------------------------------------------------
-    U = _Units()
-    unit_of: dict[str, int] = {}
-    group_units: list[list[int]] = []
-    for gidx, members in enumerate(groups):
-        mine: list[int] = []
-        for skey, s, box, heading in rep_sents[group_rep_exact[gidx]]:
-            u = unit_of.get(skey) if not heading else None
-            if u is None:
-                f = sent_cache[skey]
-                u = U.add(s, f, None, junk_reason(s, f, heading), box)
-                if not heading:
-                    unit_of[skey] = u
-            if u not in mine:
-                U.eps[u].extend(members)
-                mine.append(u)
-        group_units.append(mine)
-    for c in claims:
-        for b in blocks(c.text):
-            for s in sentences(b.text):
-                f = analyse(s)
-                if f.subject:
-                    U.add(s, f, c.id, None, None)
-    n_units = len(U.text)
-    for u in range(n_units):
-        if len(U.eps[u]) > 1:
-            U.eps[u] = sorted(set(U.eps[u]))
-    del rep_sents, rep_feat, sent_cache  # units hold what is still needed
-    counts["sentences"] = n_units
-    counts["junk_sentences"] = sum(1 for j in U.junk if j)
-    # Episode indices follow time order, so a unit's sorted episode list starts at its
-    # first occurrence and ends at its last.
-    u_first: list[datetime | None] = [eps[x[0]].occurred_at if x else None for x in U.eps]
-    u_last: list[datetime | None] = [eps[x[-1]].occurred_at if x else None for x in U.eps]
-    ep_trust = [e.source_trust for e in eps]
-    u_trust = [max(map(ep_trust.__getitem__, x)) if x else 1.0 for x in U.eps]
-    u_weight = [len(x) for x in U.eps]
-    tick("light.units")
-
-    # ---- Light: cluster ---------------------------------------------------------------------
-    identity = Identity.of(U.feat, hasher)
-    active = [u for u in range(n_units) if not U.junk[u] and U.feat[u].subject]
-    act = np.asarray(active, dtype=np.int64)
-    sg = subject_groups(
-        [U.feat[u] for u in active],
-        policy.cluster_jaccard,
-        hasher,
-        identity.take(act),
-    )
-    clusters: list[_Cluster] = []
-    group_parts: list[list[int]] = []  # subject group -> cluster indices
-    for gi, members in enumerate(sg):
-        unit_ids = [active[m] for m in members]
-        parts = split_by_value(unit_ids, U.feat)
-        idxs = []
-        for values, p in parts:
-            idxs.append(len(clusters))
-            clusters.append(_Cluster(units=p, group=gi, values=values))
-        group_parts.append(idxs)
-    unit_cluster = [-1] * n_units
-    for ci, c in enumerate(clusters):
-        for u in c.units:
-            unit_cluster[u] = ci
-    counts["subjects"] = len(sg)
-    counts["clusters"] = len(clusters)
-    tick("light.cluster")
-
-    # ---- REM: lifecycle -------------------------------------------------------------------------
-    cores = [core_terms_multi(c.units, U.feat, (0.5, 1 / 3)) for c in clusters]
-    core_half = [c[0] for c in cores]
-    core_third = [c[1] for c in cores]
-    del cores
-    events: list[Event] = []
-    for u in range(n_units):
-        if not U.eps[u] or not (U.feat[u].cues & LIFE_CUE or U.checkbox[u]):
-            continue
-        marker = find_marker(U.text[u], U.checkbox[u])
-        if marker is None:
-            continue
-        last_i = max(U.eps[u], key=lambda i: (eps[i].occurred_at, eps[i].id))
-        events.append(Event(marker, eps[last_i].occurred_at, eps[last_i].id, u, U.feat[u]))
-    counts["lifecycle_markers"] = len(events)
-    # Events sharing a topic are folded once; a marker with no topic terms ("Done.")
-    # speaks only for the cluster its own sentence landed in.
-    topics: dict[object, list[Event]] = {}
-    for ev in events:
-        topics.setdefault(ev.marker.topic or ("own", ev.unit), []).append(ev)
-    topic_terms = {t for key in topics if isinstance(key, frozenset) for t in key}
-    tindex = TopicIndex(core_third, topic_terms)
-    g_host, g_env = identity.hosts.tolist(), identity.envs.tolist()
-    applies: dict[int, list[TopicState]] = {}
-    for key, evs in topics.items():
-        state = fold(evs)
-        own = {unit_cluster[e.unit] for e in evs if unit_cluster[e.unit] >= 0}
-        targets = set(own)
-        if isinstance(key, frozenset):
-            # The topic terms already pin the subject; the guard only has to stop a marker
-            # about one host or environment landing on another (cheap integer checks).
-            eh, ee = g_host[evs[0].unit], g_env[evs[0].unit]
-            matched = tindex.clusters_for(key)
-            if matched is None or len(matched) > BROAD:
-                counts["lifecycle_topics_too_broad"] += 1
-                matched = set()
-            for ci in sorted(matched):
-                if ci in own:
-                    continue
-                ch, ce = g_host[clusters[ci].units[0]], g_env[clusters[ci].units[0]]
-                if (not eh or not ch or eh == ch) and (not ee or not ce or ee == ce):
-                    targets.add(ci)
-        for ci in targets:
-            applies.setdefault(ci, []).append(state)
-    lifecycles: list[tuple[str, Event | None]] = [
-        combine(applies[ci], now) if ci in applies else ("active", None)
-        for ci in range(len(clusters))
-    ]
-    tick("rem.lifecycle")
-
-    # ---- REM: conflicts -------------------------------------------------------------------------
-    found_conflicts: list[conf.Found] = []
-    stmts: list[tuple[int, conf.Statement]] = []
-    for u in range(n_units):
-        if (U.junk[u] and U.claim[u] is None) or not U.feat[u].cues & DECIDE_CUE:
-            continue
-        for st in conf.statements(U.text[u]):
-            stmts.append((u, st))
-    found_conflicts.extend(conf.decision_conflicts(stmts, u_first, u_last, U.claim))
-    for idxs in group_parts:
-        if sum(1 for ci in idxs if clusters[ci].values) < 2:
-            continue  # one value (or none): nothing to disagree about
-        parts = [clusters[ci].units for ci in idxs]
-        values = [clusters[ci].values for ci in idxs]
-        state = [
-            sum(1 for u in p[:50] if not conf.is_event(U.feat[u].content)) * 2 > len(p[:50])
+    def dedupe(self) -> None:
+        """Fold near-duplicate texts (MinHash + LSH + identity guard)."""
+        feats = self.sent_feats
+        parts = [[feats[r[1]] for r in rows] for rows in self.rep_sents]
+        contents = [
+            p[0].content if len(p) == 1 else tuple(chain.from_iterable(f.content for f in p))
             for p in parts
         ]
-        has_eps = [any(U.eps[u] for u in p) for p in parts]
-        fc = conf.value_conflict(parts, values, state, has_eps, U.claim, "")
-        if fc:
-            members = [u for p in parts for u in p]
-            fc.subject = _label(core_terms(members, U.feat, 0.5), U, parts)
-            found_conflicts.append(fc)
-    conflict_drafts: list[ConflictDraft] = []
-    for k, fc in enumerate(found_conflicts):
+        # Whole-text features are only needed for texts in a verified pair, so they are
+        # built lazily; the identity codes for all texts come from a vectorised union.
+        identity = Identity.of_unions(feats, self.rep_members, self.rep_offsets, self.hasher)
+        near = near_duplicate_groups(
+            contents,
+            _LazyUnion(parts),
+            self.policy.near_dup_jaccard,
+            self.hasher,
+            identity=identity,
+        )
+        del contents, parts
+        self.groups: list[list[int]] = []  # episode indices, representative first
+        self.group_rep: list[int] = []  # exact group whose text represents the group
+        self.ep_group = [-1] * self.n
+        exact = self.exact
+        for ng in near:
+            if len(ng) == 1:  # the common case: nothing folded into this text
+                members, rep = exact[ng[0]], ng[0]
+            else:
+                members = sorted((i for gi in ng for i in exact[gi]), key=self._rep_order)
+                rep = min(ng, key=lambda gi: self._rep_order(exact[gi][0]))
+            gidx = len(self.groups)
+            self.groups.append(members)
+            self.group_rep.append(rep)
+            for i in members:
+                self.ep_group[i] = gidx
+        self.counts["near_duplicates"] = sum(len(ng) - 1 for ng in near)
+        self.counts["duplicates_folded"] = (
+            self.counts["exact_duplicates"] + self.counts["near_duplicates"]
+        )
+
+    def build_units(self) -> None:
+        """Turn each group's sentences into units (one per distinct sentence)."""
+        U, eps = self.U, self.eps
+        unit_of: dict[str, int] = {}
+        self.group_units: list[list[int]] = []
+        for gidx, members in enumerate(self.groups):
+            mine: list[int] = []
+            for s, si, box, heading in self.rep_sents[self.group_rep[gidx]]:
+                u = None if heading else unit_of.get(s)
+                if u is None:
+                    f = self.sent_feats[si]
+                    u = U.add(s, f, None, junk_reason(s, f, heading), box)
+                    if not heading:
+                        unit_of[s] = u
+                elif u in mine:
+                    continue  # the same sentence twice in one text counts once
+                U.eps[u].extend(members)
+                mine.append(u)
+            self.group_units.append(mine)
+        for c in self.claims:
+            for b in blocks(c.text):
+                for s in sentences(b.text):
+                    f = analyse(s)
+                    if f.subject:
+                        U.add(s, f, c.id, None, None)
+        for x in U.eps:
+            if len(x) > 1:
+                x[:] = sorted(set(x))
+        del self.rep_sents, self.sent_feats, self.exact, self.rep_members, self.rep_offsets
+        self.n_units = len(U.text)
+        self.counts["sentences"] = self.n_units
+        self.counts["junk_sentences"] = sum(1 for j in U.junk if j)
+        # Episode indices follow time order, so a unit's sorted episode list starts at its
+        # first occurrence and ends at its last.
+        self.u_first = [eps[x[0]].occurred_at if x else None for x in U.eps]
+        self.u_last = [eps[x[-1]].occurred_at if x else None for x in U.eps]
+        trust = [e.source_trust for e in eps]
+        self.u_trust = [max(map(trust.__getitem__, x)) if x else 1.0 for x in U.eps]
+        self.u_weight = [len(x) for x in U.eps]
+
+    def cluster(self) -> None:
+        """Group units by subject under the identity guard, then split facts by value."""
+        U = self.U
+        self.identity = Identity.of(U.feat, self.hasher)
+        active = [u for u in range(self.n_units) if not U.junk[u] and U.feat[u].subject]
+        sg = subject_groups(
+            [U.feat[u] for u in active],
+            self.policy.cluster_jaccard,
+            self.hasher,
+            self.identity.take(np.asarray(active, dtype=np.int64)),
+        )
+        self.group_parts: list[list[int]] = []  # subject group -> cluster indices
+        for gi, members in enumerate(sg):
+            idxs = []
+            for values, part in split_by_value([active[m] for m in members], U.feat):
+                idxs.append(len(self.clusters))
+                self.clusters.append(_Cluster(units=part, group=gi, values=values))
+            self.group_parts.append(idxs)
+        self.unit_cluster = [-1] * self.n_units
+        for ci, c in enumerate(self.clusters):
+            for u in c.units:
+                self.unit_cluster[u] = ci
+        self.counts["subjects"] = len(sg)
+        self.counts["clusters"] = len(self.clusters)
+
+    # ---- REM ---------------------------------------------------------------------------
+
+    def lifecycle(self) -> None:
+        """Find lifecycle markers and the state each fact's topic is in."""
+        U, eps, clusters = self.U, self.eps, self.clusters
+        core_third = [
+            U.feat[c.units[0]].subject if len(c.units) == 1 else core_terms(c.units, U.feat, 1 / 3)
+            for c in clusters
+        ]
+        events: list[Event] = []
+        for u in range(self.n_units):
+            if not U.eps[u] or not (U.feat[u].cues & LIFE_CUE or U.checkbox[u]):
+                continue
+            marker = find_marker(U.text[u], U.checkbox[u])
+            if marker is not None:
+                last = eps[U.eps[u][-1]]
+                events.append(Event(marker, last.occurred_at, last.id, u, U.feat[u]))
+        self.counts["lifecycle_markers"] = len(events)
+        # Events sharing a topic are folded once; a marker with no topic terms ("Done.")
+        # speaks only for the cluster its own sentence landed in.
+        topics: dict[object, list[Event]] = {}
+        for ev in events:
+            topics.setdefault(ev.marker.topic or ("own", ev.unit), []).append(ev)
+        topic_terms = {t for key in topics if isinstance(key, frozenset) for t in key}
+        tindex = TopicIndex(core_third, topic_terms)
+        g_host, g_env = self.identity.hosts.tolist(), self.identity.envs.tolist()
+        unit_cluster = self.unit_cluster
+        applies: dict[int, list[TopicState]] = {}
+        for key, evs in topics.items():
+            state = fold(evs)
+            own = {unit_cluster[e.unit] for e in evs if unit_cluster[e.unit] >= 0}
+            targets = set(own)
+            if isinstance(key, frozenset):
+                # The topic terms pin the subject; the guard only has to stop a marker
+                # about one host or environment landing on another (cheap int checks).
+                eh, ee = g_host[evs[0].unit], g_env[evs[0].unit]
+                matched = tindex.clusters_for(key)
+                if matched is None or len(matched) > BROAD:
+                    self.counts["lifecycle_topics_too_broad"] += 1
+                    matched = set()
+                for ci in sorted(matched - own):
+                    first = clusters[ci].units[0]
+                    ch, ce = g_host[first], g_env[first]
+                    if (not eh or not ch or eh == ch) and (not ee or not ce or ee == ce):
+                        targets.add(ci)
+            for ci in targets:
+                applies.setdefault(ci, []).append(state)
+        now = self.now
+        self.lifecycles: list[tuple[str, Event | None]] = [
+            combine(applies[ci], now) if ci in applies else ("active", None)
+            for ci in range(len(clusters))
+        ]
+
+    def find_conflicts(self) -> None:
+        """Find reversals, negations and value conflicts; mark the clusters they touch."""
+        U, clusters = self.U, self.clusters
+        found: list[conf.Found] = []
+        stmts: list[tuple[int, conf.Statement]] = []
+        for u in range(self.n_units):
+            if (U.junk[u] and U.claim[u] is None) or not U.feat[u].cues & DECIDE_CUE:
+                continue
+            stmts.extend((u, st) for st in conf.statements(U.text[u]))
+        found.extend(conf.decision_conflicts(stmts, self.u_first, self.u_last, U.claim))
+        for idxs in self.group_parts:
+            if sum(1 for ci in idxs if clusters[ci].values) < 2:
+                continue  # one value (or none): nothing to disagree about
+            # Only a subject with a real core can be disagreed about, and only the facts
+            # that are about that core take part (single-link grouping can drag in a
+            # sentence that merely shares a word or two).
+            core = core_terms([u for ci in idxs for u in clusters[ci].units], U.feat, 0.5)
+            if len(core) < 2:
+                continue
+            idxs = [
+                ci
+                for ci in idxs
+                if len(core_terms(clusters[ci].units, U.feat, 0.5) & core) * 2 >= len(core)
+            ]
+            if sum(1 for ci in idxs if clusters[ci].values) < 2:
+                continue
+            parts = [clusters[ci].units for ci in idxs]
+            values = [clusters[ci].values for ci in idxs]
+            state = [
+                sum(1 for u in p[:50] if not conf.is_event(U.feat[u].content)) * 2 > len(p[:50])
+                for p in parts
+            ]
+            has_eps = [any(U.eps[u] for u in p) for p in parts]
+            fc = conf.value_conflict(parts, values, state, has_eps, U.claim, "")
+            if fc:
+                members = [u for p in parts for u in p]
+                fc.subject = _label(core_terms(members, U.feat, 0.5), U, parts)
+                found.append(fc)
+        self.conflict_drafts = [self._conflict_draft(k, fc) for k, fc in enumerate(found)]
+        self.counts["conflicts"] = len(self.conflict_drafts)
+        for kind in ("value", "reversal", "negation"):
+            self.counts[f"conflicts_{kind}"] = sum(
+                1 for d in self.conflict_drafts if d.kind == kind
+            )
+
+    def _conflict_draft(self, k: int, fc: conf.Found) -> ConflictDraft:
+        U, eps, unit_cluster = self.U, self.eps, self.unit_cluster
         sides = []
         for side, claim_id in zip(fc.sides, fc.claims, strict=True):
-            rep = min(side, key=lambda u: (U.junk[u] is not None, -u_weight[u], u))
+            rep = min(side, key=lambda u: (U.junk[u] is not None, -self.u_weight[u], u))
             side_eps = sorted({eps[i].id for u in side for i in U.eps[u]})
-            sides.append(ConflictSide(snippet_text(U.text[rep], policy), tuple(side_eps), claim_id))
+            text = trim_snippet(display_text(U.text[rep]), self.policy.snippet_max_chars)
+            sides.append(ConflictSide(text, tuple(side_eps), claim_id))
         side_keys = [s.text if s.claim_id is None else f"claim:{s.claim_id}" for s in sides]
-        key = conf.conflict_key(fc.kind, fc.subject, side_keys)
-        conflict_drafts.append(ConflictDraft(fc.subject, fc.kind, sides, key))
-        # Tell every cluster on one side which episodes contradict it.
+        draft = ConflictDraft(
+            fc.subject, fc.kind, sides, conf.conflict_key(fc.kind, fc.subject, side_keys)
+        )
+        # Tell every cluster on a side which episodes contradict it; its own side is the
+        # newest side it has sentences on.
         side_clusters = [
             {unit_cluster[u] for u in side if unit_cluster[u] >= 0} for side in fc.sides
         ]
-        side_time = [max((u_last[u] for u in side if u_last[u]), default=None) for side in fc.sides]
-        touched = sorted(set().union(*side_clusters))
-        for ci in touched:
+        floor = datetime.min.replace(tzinfo=UTC)
+        side_time = [
+            max((self.u_last[u] or floor for u in side), default=floor) for side in fc.sides
+        ]
+        for ci in sorted(set().union(*side_clusters)):
             mine = [s for s, cl in enumerate(side_clusters) if ci in cl]
-            own = max(mine, key=lambda s: (side_time[s] or datetime.min.replace(tzinfo=UTC), s))
-            c = clusters[ci]
+            own = max(mine, key=lambda s: (side_time[s], s))
+            c = self.clusters[ci]
             c.conflicts.append(k)
             c.contested = c.contested if c.contested in ("value", "negation") else fc.kind
             for s, side in enumerate(fc.sides):
@@ -377,150 +520,298 @@ def run_sweep(
                     c.contradict.extend(U.eps[u])
                     if U.claim[u] is not None and unit_cluster[u] == ci:
                         c.claim_opposed = True
-    counts["conflicts"] = len(conflict_drafts)
-    for kind in ("value", "reversal", "negation"):
-        counts[f"conflicts_{kind}"] = sum(1 for d in conflict_drafts if d.kind == kind)
-    tick("rem.conflicts")
+        return draft
 
-    # ---- REM: themes -------------------------------------------------------------------
-    flagged = [bool(e.risk_flags) for e in eps]
-    theme_units = [
-        u
-        for u in range(n_units)
-        if U.eps[u] and not U.junk[u] and not any(map(flagged.__getitem__, U.eps[u]))
-    ]
-    themes: list[Theme] = []
-    subject_themes = []
-    for ci, c in enumerate(clusters):
-        eps_c = {i for u in c.units for i in U.eps[u]}
-        if not eps_c or any(map(flagged.__getitem__, eps_c)):
-            continue
-        days = len({ep_day[i] for i in eps_c})
-        if days >= policy.theme_min_days:
-            subject_themes.append((days, len(eps_c), _label(core_half[ci], U, [c.units])))
-    subject_themes.sort(key=lambda t: (-t[0], -t[1], t[2]))
-    themes.extend(Theme(lbl, "subject", d, m) for d, m, lbl in subject_themes[: policy.max_themes])
-    room = policy.max_themes - len(themes)
-    if room > 0:
-        themes.extend(
-            term_themes(
-                [tuple(U.feat[u].subject) for u in theme_units],
-                [sorted({ep_day[i] for i in U.eps[u]}) for u in theme_units],
-                [len(U.eps[u]) for u in theme_units],
-                policy.theme_min_days,
-                room,
-            )
-        )
-    tick("rem.themes")
-
-    # ---- Deep: score, gate, route --------------------------------------------------------
-    reinforced: dict[int, set[int]] = {}
-    cluster_reason: dict[int, str] = {}
-    passing: list[_Passing] = []
-    for ci, c in enumerate(clusters):
-        contradict = set(c.contradict)
-        support = sorted({i for u in c.units for i in U.eps[u]} - contradict)
-        if not support:
-            continue
-        claim_units = [u for u in c.units if U.claim[u] is not None]
-        if claim_units and not c.claim_opposed:
-            best = max(
-                claim_units,
-                key=lambda u: (_jac(U.feat[u].subject, core_half[ci]), -(U.claim[u] or 0)),
-            )
-            reinforced.setdefault(U.claim[best], set()).update(eps[i].id for i in support)
-            cluster_reason[ci] = "reinforced"
-            continue
-        state, decided = lifecycles[ci]
-        if state in TERMINAL_LIFECYCLES and not (decided and unit_cluster[decided.unit] == ci):
-            cluster_reason[ci] = f"lifecycle:{state}"
-            continue
-        # The count gates are cheap and reject most clusters; text choice and scoring only
-        # run for what is left.
-        reason = _gate(support, eps, ep_day, policy)
-        if reason:
-            cluster_reason[ci] = reason
-            continue
-        text_units = [u for u in c.units if U.eps[u] and set(U.eps[u]) - contradict]
-        choice = choose(
-            text_units,
-            U.text,
-            U.feat,
-            U.junk,
-            u_trust,
-            u_weight,
-            core_half[ci],
-            policy.snippet_max_chars,
-        )
-        if choice.unit is None:
-            redacted = "redacted" in (choice.reason or "")
-            cluster_reason[ci] = "secret_redacted" if redacted else "junk:fragments"
-            continue
-        verdict = _evaluate(support, choice.unit, U, eps, ep_day, ep_exact, recall, policy, now)
-        if verdict[0] is not None:
-            cluster_reason[ci] = verdict[0]
-            continue
-        if live_episode_ids is not None:
-            live_support = [i for i in support if eps[i].id in live_episode_ids]
-            rep_live = any(eps[i].id in live_episode_ids for i in U.eps[choice.unit])
-            if len(live_support) < len(support):
-                counts["rehydrate_pruned_evidence"] += len(support) - len(live_support)
-            if not rep_live or not live_support:
-                counts["rehydrate_dropped"] += 1
-                cluster_reason[ci] = "rehydrate:evidence_gone"
+    def find_themes(self) -> None:
+        """Find subjects and terms that recur across days (risk-flagged material excluded)."""
+        U, policy, ep_day = self.U, self.policy, self.ep_day
+        flagged = [bool(e.risk_flags) for e in self.eps]
+        subject_themes = []
+        need = policy.theme_min_days
+        for ci, c in enumerate(self.clusters):
+            if sum(len(U.eps[u]) for u in c.units) < need:
+                continue  # too few episodes to span enough days
+            eps_c = {i for u in c.units for i in U.eps[u]}
+            if not eps_c or any(map(flagged.__getitem__, eps_c)):
                 continue
-            if len(live_support) < len(support):
-                support = live_support
-                verdict = _evaluate(
-                    support, choice.unit, U, eps, ep_day, ep_exact, recall, policy, now
+            days = len({ep_day[i] for i in eps_c})
+            if days >= policy.theme_min_days and self.core_half(ci):
+                label = _label(self.core_half(ci), U, [c.units])
+                subject_themes.append((days, len(eps_c), label))
+        subject_themes.sort(key=lambda t: (-t[0], -t[1], t[2]))
+        self.themes = [
+            Theme(lbl, "subject", d, m) for d, m, lbl in subject_themes[: policy.max_themes]
+        ]
+        room = policy.max_themes - len(self.themes)
+        if room > 0:
+            units = [
+                u
+                for u in range(self.n_units)
+                if U.eps[u] and not U.junk[u] and not any(map(flagged.__getitem__, U.eps[u]))
+            ]
+            self.themes.extend(
+                term_themes(
+                    [tuple(U.feat[u].subject) for u in units],
+                    [sorted({ep_day[i] for i in U.eps[u]}) for u in units],
+                    [len(U.eps[u]) for u in units],
+                    policy.theme_min_days,
+                    room,
                 )
-                if verdict[0] is not None:
-                    counts["rehydrate_dropped"] += 1
-                    cluster_reason[ci] = "rehydrate:" + verdict[0]
-                    continue
-            contradict = {i for i in contradict if eps[i].id in live_episode_ids}
-        _, score, sig = verdict
-        flags = tuple(sorted({f for i in support for f in eps[i].risk_flags}))
-        passing.append(
-            _Passing(
-                score, ci, choice, support, contradict, state, sig, flags, text_key(choice.text)
             )
+
+    # ---- Deep --------------------------------------------------------------------------
+
+    def score(self, live: set[int] | None) -> None:
+        """Gate, rehydrate and score every fact; reinforce approved claims seen again."""
+        U, eps, policy, counts = self.U, self.eps, self.policy, self.counts
+        reinforced: dict[int, set[int]] = {}
+        self.passing: list[_Passing] = []
+        has_claims = bool(self.claims)
+        min_evidence = policy.min_evidence
+        for ci, c in enumerate(self.clusters):
+            if len(c.units) == 1 and not c.contradict:
+                # Fast path for the commonest fact: one sentence, nobody contradicting it.
+                support = U.eps[c.units[0]]  # already sorted, never mutated below
+                if not support:
+                    continue
+                if len(support) < min_evidence and U.claim[c.units[0]] is None:
+                    self.cluster_reason[ci] = "too_few_evidence"
+                    continue
+                contradict: set[int] = set()
+            else:
+                contradict = set(c.contradict)
+                support = sorted({i for u in c.units for i in U.eps[u]} - contradict)
+                if not support:
+                    continue
+            claim_units = [u for u in c.units if U.claim[u] is not None] if has_claims else []
+            if claim_units and not c.claim_opposed:
+                best = max(
+                    claim_units,
+                    key=lambda u: (_jac(U.feat[u].subject, self.core_half(ci)), -(U.claim[u] or 0)),
+                )
+                reinforced.setdefault(U.claim[best], set()).update(eps[i].id for i in support)
+                self.cluster_reason[ci] = "reinforced"
+                continue
+            state, decided = self.lifecycles[ci]
+            if state in TERMINAL_LIFECYCLES and not (
+                decided and self.unit_cluster[decided.unit] == ci
+            ):
+                self.cluster_reason[ci] = f"lifecycle:{state}"
+                continue
+            # The count gates are cheap and reject most clusters; text choice and scoring
+            # only run for what is left.
+            reason = self._gate(support)
+            if reason:
+                self.cluster_reason[ci] = reason
+                continue
+            pruned = 0
+            if live is not None:
+                # Rehydrate: evidence erased or superseded since it was read must not
+                # ground a candidate (OpenClaw re-reads the live file for the same reason).
+                live_support = [i for i in support if eps[i].id in live]
+                pruned = len(support) - len(live_support)
+                if pruned:
+                    counts["rehydrate_pruned_evidence"] += pruned
+                    support = live_support
+                    contradict = {i for i in contradict if eps[i].id in live}
+                    if not support or self._gate(support):
+                        counts["rehydrate_dropped"] += 1
+                        self.cluster_reason[ci] = "rehydrate:evidence_gone"
+                        continue
+            support_set = set(support)
+            text_units = [u for u in c.units if U.eps[u] and not support_set.isdisjoint(U.eps[u])]
+            choice = choose(
+                text_units,
+                U.text,
+                U.feat,
+                U.junk,
+                self.u_trust,
+                self.u_weight,
+                self.core_half(ci),
+                policy.snippet_max_chars,
+            )
+            if choice.unit is None:
+                redacted = "redacted" in (choice.reason or "")
+                self.cluster_reason[ci] = "secret_redacted" if redacted else "junk:fragments"
+                continue
+            score, raw, stats = self._evaluate(support, choice.unit)
+            if score < policy.min_score:
+                if pruned:
+                    counts["rehydrate_dropped"] += 1
+                    self.cluster_reason[ci] = "rehydrate:below_min_score"
+                else:
+                    self.cluster_reason[ci] = "below_min_score"
+                continue
+            flags = tuple(sorted({f for i in support for f in eps[i].risk_flags}))
+            self.passing.append(
+                _Passing(
+                    score,
+                    ci,
+                    choice,
+                    support,
+                    contradict,
+                    state,
+                    raw,
+                    stats,
+                    flags,
+                    text_key(choice.text),
+                )
+            )
+        self.reinforced = {cid: sorted(v) for cid, v in sorted(reinforced.items())}
+
+    def _gate(self, support: list[int]) -> str | None:
+        """Apply the count gates (evidence, days, contexts); return the failing one."""
+        policy = self.policy
+        if len(support) < policy.min_evidence:
+            return "too_few_evidence"
+        days = policy.min_distinct_days
+        if days > 1 and len({self.ep_day[i] for i in support}) < days:
+            return "too_few_days"
+        if policy.min_distinct_contexts > 1:
+            contexts = len({self.eps[i].source_id for i in support})
+            if contexts < policy.min_distinct_contexts:
+                return "too_few_contexts"
+        return None
+
+    def _evaluate(
+        self, support: list[int], rep_unit: int
+    ) -> tuple[float, dict[str, float], dict[str, float]]:
+        """Score one fact's support; return the score, raw signals and evidence counts."""
+        eps, ep_day, ep_group = self.eps, self.ep_day, self.ep_group
+        days = {ep_day[i] for i in support}
+        # The same content (or a near-duplicate of it) twice on one day is one occurrence,
+        # not two: repeated filler scoring like a durable fact was an OpenClaw complaint.
+        occurrences = len({ep_group[i] * 1_000_000 + ep_day[i] for i in support})
+        f = self.U.feat[rep_unit]
+        view = EvidenceView(
+            n_support=occurrences,
+            days=len(days),
+            newest=eps[support[-1]].occurred_at,  # support is in time order
+            trust=[eps[i].source_trust for i in support],
+            recall=recall_for((eps[i].id for i in support), self.recall),
+            key_terms=len(f.subject | f.values),
         )
-    tick("deep.score")
+        raw = signals(view, self.now, self.policy)
+        weights = self.policy.weights.as_dict()
+        score = round(sum(weights[k] * v for k, v in raw.items()), 6)
+        stats = {
+            "evidence": float(len(support)),
+            "occurrences": float(occurrences),
+            "days": float(len(days)),
+            "contexts": float(len({eps[i].source_id for i in support})),
+        }
+        return score, raw, stats
 
-    # Riskiest first (a human must see those), then strongest; identical texts from two
-    # clusters keep the stronger one. Only what the cap can show is turned into drafts.
-    passing.sort(key=lambda p: (not p.flags, -p.score, p.key))
-    seen: set[str] = set()
-    keep: list[_Passing] = []
-    for p in passing:
-        if p.key in seen:
-            cluster_reason[p.ci] = "merged_duplicate_text"
-            continue
-        seen.add(p.key)
-        keep.append(p)
-    limit = policy.max_proposals + policy.max_deferred
-    for p in keep[limit:]:
-        cluster_reason[p.ci] = "deferred_not_returned"
-    counts["deferred_not_returned"] = max(len(keep) - limit, 0)
-    drafts = [
-        _draft(p, clusters[p.ci], U, eps, policy, core_half, conflict_drafts) for p in keep[:limit]
-    ]
-    for p in keep[:limit]:
-        cluster_reason[p.ci] = "candidate"
-    candidates = _cap(drafts, policy, counts)
-    counts["deferred_over_cap"] += counts["deferred_not_returned"]
-    tick("deep.cap")
+    def cap(self) -> None:
+        """Keep the strongest and riskiest proposals; defer (and bound) the rest."""
+        policy, counts = self.policy, self.counts
+        # Riskiest first (a human must see those), then strongest; identical texts from
+        # two clusters keep the stronger one. Only what the cap can show becomes a draft.
+        self.passing.sort(key=lambda p: (not p.flags, -p.score, p.key))
+        seen: set[str] = set()
+        keep: list[_Passing] = []
+        for p in self.passing:
+            if p.key in seen:
+                self.cluster_reason[p.ci] = "merged_duplicate_text"
+                continue
+            seen.add(p.key)
+            keep.append(p)
+        limit = policy.max_proposals + policy.max_deferred
+        for p in keep[limit:]:
+            self.cluster_reason[p.ci] = "deferred_not_returned"
+        counts["deferred_not_returned"] = max(len(keep) - limit, 0)
+        drafts = [self._draft(p) for p in keep[:limit]]
+        for p in keep[:limit]:
+            self.cluster_reason[p.ci] = "candidate"
+        self.candidates = _cap(drafts, policy, counts)
+        counts["deferred_over_cap"] += counts["deferred_not_returned"]
 
-    # ---- Settle: what stays episodic, counts, diary ----------------------------------------------
-    in_candidate: set[int] = set()
-    for d in candidates:
-        in_candidate.update(ev.episode_id for ev in d.evidence if ev.role == "support")
-    reinforced_out = {cid: sorted(v) for cid, v in sorted(reinforced.items())}
-    in_reinforced = {i for v in reinforced_out.values() for i in v}
-    reason_rank = {
-        "candidate": 0,
-        "reinforced": 0,
+    def _draft(self, p: _Passing) -> CandidateDraft:
+        eps, U, policy = self.eps, self.U, self.policy
+        c = self.clusters[p.ci]
+        support = p.support
+        newest = eps[support[-1]].occurred_at
+        procedural = sum(1 for i in support if eps[i].memory_type == "procedural-candidate")
+        r = route(
+            p.choice.text,
+            contested=c.contested,
+            procedural_votes=procedural / len(support),
+            subject_label=_label(self.core_half(p.ci), U, [c.units]),
+            day_label=newest.date().isoformat(),
+        )
+        decisions = sum(1 for i in support if eps[i].kind == "decision")
+        if r.page == "SYSTEM_OVERVIEW" and decisions * 2 > len(support):
+            r = type(r)("DECISION_LOG", newest.date().isoformat(), "decision: episode kind")
+        status, blocked = "proposed", None
+        hit = [f for f in p.flags if _blocked_by(f, policy.block_flags)]
+        if hit:
+            status, blocked = "blocked", f"evidence flag {hit[0]} is blocked by the project policy"
+        elif p.lifecycle == "snoozed":
+            status = "deferred"
+        _, breakdown = weighted(p.raw, policy)
+        breakdown.update(p.stats)
+        f = U.feat[p.choice.unit]
+        subject_terms = sorted(self.core_half(p.ci) | f.values)
+        evidence = [Evidence(eps[i].id, "support") for i in support]
+        contra = sorted({eps[i].id for i in p.contradict})[:_MAX_CONTRADICT_IDS]
+        evidence.extend(Evidence(i, "contradict") for i in contra)
+        return CandidateDraft(
+            text=p.choice.text,
+            page_target=r.page,
+            section=r.section,
+            route_reason=r.reason,
+            memory_type="procedural-candidate" if r.page == "RUNBOOKS" else "semantic-candidate",
+            score=p.score,
+            signals=breakdown,
+            evidence=evidence,
+            lifecycle=p.lifecycle,
+            flags=p.flags,
+            dedupe_key=p.key,
+            subject_key="|".join(subject_terms[:8]),
+            status=status,
+            blocked_reason=blocked,
+            conflict_keys=tuple(sorted({self.conflict_drafts[k].dedupe_key for k in c.conflicts})),
+        )
+
+    # ---- Settle ------------------------------------------------------------------------
+
+    def settle(self) -> None:
+        """Say what stays episodic and why, count everything, write the diary."""
+        eps, counts = self.eps, self.counts
+        in_candidate = {
+            ev.episode_id for d in self.candidates for ev in d.evidence if ev.role == "support"
+        }
+        in_reinforced = {i for v in self.reinforced.values() for i in v}
+        by_reason: dict[str, list[int]] = {}
+        for i in range(self.n):
+            eid = eps[i].id
+            if eid in in_candidate or eid in in_reinforced:
+                continue
+            reason = self.aside.get(i) or self._episode_reason(i)
+            by_reason.setdefault(reason, []).append(eid)
+        self.stays = [
+            SetAside(r, len(v), tuple(sorted(v)[: self.policy.sample_ids]))
+            for r, v in sorted(by_reason.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+        ]
+        for d in self.candidates:
+            counts[d.status] += 1
+        counts["reinforced_claims"] = len(self.reinforced)
+        counts["reinforced_episodes"] = len(in_reinforced)
+        counts["stays_episodic"] = sum(s.count for s in self.stays)
+        for key in ("proposed", "deferred", "blocked", "rehydrate_dropped"):
+            counts.setdefault(key, 0)
+        counts.setdefault("rehydrate_pruned_evidence", 0)
+        self.diary = _diary(
+            eps,
+            self.candidates,
+            self.conflict_drafts,
+            self.stays,
+            self.themes,
+            counts,
+            self.policy,
+        )
+
+    _REASON_RANK = {
         "below_min_score": 1,
         "too_few_days": 2,
         "too_few_contexts": 3,
@@ -528,56 +819,43 @@ def run_sweep(
         "rehydrate:evidence_gone": 5,
         "secret_redacted": 7,
     }
-    by_reason: dict[str, list[int]] = {}
-    for i in range(n):
-        eid = eps[i].id
-        if eid in in_candidate or eid in in_reinforced:
-            continue
-        reason = aside.get(i)
-        if reason is None:
-            best: tuple[int, str] | None = None
-            gidx = ep_group[i]
-            for u in group_units[gidx] if gidx >= 0 else ():
-                ci = unit_cluster[u]
-                if ci < 0:
-                    r = f"junk:{U.junk[u]}" if U.junk[u] else "junk:no_content"
-                else:
-                    r = cluster_reason.get(ci, "too_few_evidence")
-                    if r in ("candidate", "reinforced"):
-                        contra = i in set(clusters[ci].contradict)
-                        r = "contradicted" if contra else "deferred_merge"
-                rank = reason_rank.get(r, 6 if r.startswith("lifecycle") else 8)
-                if best is None or (rank, r) < best:
-                    best = (rank, r)
-            reason = best[1] if best else "junk:no_content"
-        by_reason.setdefault(reason, []).append(eid)
-    stays = [
-        SetAside(r, len(v), tuple(sorted(v)[: policy.sample_ids]))
-        for r, v in sorted(by_reason.items(), key=lambda kv: (-len(kv[1]), kv[0]))
-    ]
-    for d in candidates:
-        counts[d.status] += 1
-    counts["reinforced_claims"] = len(reinforced_out)
-    counts["reinforced_episodes"] = len(in_reinforced)
-    counts["stays_episodic"] = sum(s.count for s in stays)
-    counts["duplicates_folded"] = duplicates_folded
-    for key in ("proposed", "deferred", "blocked", "rehydrate_dropped"):
-        counts.setdefault(key, 0)
-    counts.setdefault("rehydrate_pruned_evidence", 0)
-    diary = _diary(eps, candidates, conflict_drafts, stays, themes, counts, policy)
-    tick("settle")
-    timings["total"] = round(sum(timings.values()), 4)
-    return SweepResult(
-        candidates=candidates,
-        reinforced=reinforced_out,
-        conflicts=conflict_drafts,
-        duplicates_folded=duplicates_folded,
-        stays_episodic=stays,
-        counts=dict(sorted(counts.items())),
-        themes=themes,
-        diary=diary,
-        timings=timings,
-    )
+
+    def _episode_reason(self, i: int) -> str:
+        # An episode holds several sentences; report the reason of the one that came
+        # closest to being proposed.
+        U = self.U
+        best: tuple[int, str] | None = None
+        gidx = self.ep_group[i]
+        for u in self.group_units[gidx] if gidx >= 0 else ():
+            ci = self.unit_cluster[u]
+            if ci < 0:
+                r = f"junk:{U.junk[u]}" if U.junk[u] else "junk:no_content"
+            else:
+                r = self.cluster_reason.get(ci, "too_few_evidence")
+                if r in ("candidate", "reinforced"):
+                    r = "contradicted" if i in self.clusters[ci].contradict else "deferred_merge"
+            rank = self._REASON_RANK.get(r, 6 if r.startswith("lifecycle") else 8)
+            if best is None or (rank, r) < best:
+                best = (rank, r)
+        return best[1] if best else "junk:no_content"
+
+
+class _LazyUnion(Sequence[Features]):
+    """Whole-text features, each combined from its sentences only when first read."""
+
+    def __init__(self, parts: list[list[Features]]) -> None:
+        self._parts = parts
+        self._done: dict[int, Features] = {}
+
+    def __len__(self) -> int:
+        return len(self._parts)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        got = self._done.get(i)
+        if got is None:
+            part = self._parts[i]
+            got = self._done[i] = part[0] if len(part) == 1 else _aggregate(part)
+        return got
 
 
 def _aggregate(feats: Sequence[Features]) -> Features:
@@ -590,10 +868,12 @@ def _aggregate(feats: Sequence[Features]) -> Features:
     words = 0
     stops = 0.0
     sets: list[set[str] | None] = [None] * 5
+    cues = 0
     for f in feats:
         content.extend(f.content)
         words += f.words
         stops += f.stop_ratio * f.words
+        cues |= f.cues
         for k, part in enumerate((f.values, f.hosts, f.envs, f.idents, f.names)):
             if part:
                 got = sets[k]
@@ -612,6 +892,7 @@ def _aggregate(feats: Sequence[Features]) -> Features:
         idents=idents,
         names=names,
         stop_ratio=stops / words if words else 0.0,
+        cues=cues,
     )
 
 
@@ -622,12 +903,7 @@ def _jac(a: frozenset[str] | set[str], b: frozenset[str] | set[str]) -> float:
     return inter / (len(a) + len(b) - inter)
 
 
-def snippet_text(text: str, policy: Policy) -> str:
-    """Return the grounded display form of a sentence, trimmed to the policy's limit."""
-    return trim_snippet(display_text(text), policy.snippet_max_chars)
-
-
-def _label(core: set[str], U: _Units, parts: Sequence[Sequence[int]]) -> str:
+def _label(core: set[str] | frozenset[str], U: _Units, parts: Sequence[Sequence[int]]) -> str:
     # Order core terms by how many sentences use them, so the label leads with the subject.
     freq: Counter[str] = Counter()
     for p in parts:
@@ -635,134 +911,6 @@ def _label(core: set[str], U: _Units, parts: Sequence[Sequence[int]]) -> str:
             freq.update(t for t in U.feat[u].subject if t in core)
     ranked = sorted(core, key=lambda t: (-freq[t], t))
     return " ".join(ranked[:4]) if ranked else "(unnamed subject)"
-
-
-def _evaluate(
-    support: list[int],
-    rep_unit: int,
-    U: _Units,
-    eps: Sequence[Ep],
-    ep_day: Sequence[int],
-    ep_exact: Sequence[int],
-    recall: dict[int, RecallStats],
-    policy: Policy,
-    now: datetime,
-) -> tuple[str | None, float, dict[str, float]]:
-    """Gate and score one cluster's support; return (reason it fails | None, score, signals)."""
-    if len(support) < policy.min_evidence:
-        return "too_few_evidence", 0.0, {}
-    days = {ep_day[i] for i in support}
-    if len(days) < policy.min_distinct_days:
-        return "too_few_days", 0.0, {}
-    contexts = len({eps[i].source_id for i in support})
-    if contexts < policy.min_distinct_contexts:
-        return "too_few_contexts", 0.0, {}
-    # Same content pasted twice on one day is one occurrence, not two: repeated filler
-    # scoring like a durable fact was an OpenClaw complaint.
-    occurrences = len({(ep_exact[i], ep_day[i]) for i in support})
-    f = U.feat[rep_unit]
-    view = EvidenceView(
-        n_support=occurrences,
-        days=len(days),
-        newest=max(eps[i].occurred_at for i in support),
-        trust=[eps[i].source_trust for i in support],
-        recall=recall_for((eps[i].id for i in support), recall),
-        key_terms=len(f.subject | f.values),
-    )
-    raw = signals(view, now, policy)
-    score, breakdown = weighted(raw, policy)
-    breakdown["evidence"] = float(len(support))
-    breakdown["occurrences"] = float(occurrences)
-    breakdown["days"] = float(len(days))
-    breakdown["contexts"] = float(contexts)
-    if score < policy.min_score:
-        return "below_min_score", score, breakdown
-    return None, score, breakdown
-
-
-@dataclass(slots=True)
-class _Passing:
-    score: float
-    ci: int
-    choice: Choice
-    support: list[int]
-    contradict: set[int]
-    lifecycle: str
-    signals: dict[str, float]
-    flags: tuple[str, ...]
-    key: str
-
-
-def _gate(
-    support: list[int], eps: Sequence[Ep], ep_day: Sequence[int], policy: Policy
-) -> str | None:
-    """Apply the count gates (evidence, days, contexts); return the failing one or None."""
-    if len(support) < policy.min_evidence:
-        return "too_few_evidence"
-    if (
-        policy.min_distinct_days > 1
-        and len({ep_day[i] for i in support}) < policy.min_distinct_days
-    ):
-        return "too_few_days"
-    if (
-        policy.min_distinct_contexts > 1
-        and len({eps[i].source_id for i in support}) < policy.min_distinct_contexts
-    ):
-        return "too_few_contexts"
-    return None
-
-
-def _draft(
-    p: _Passing,
-    c: _Cluster,
-    U: _Units,
-    eps: Sequence[Ep],
-    policy: Policy,
-    core_half: list[set[str]],
-    conflict_drafts: list[ConflictDraft],
-) -> CandidateDraft:
-    support = p.support
-    newest = max(eps[i].occurred_at for i in support)
-    procedural = sum(1 for i in support if eps[i].memory_type == "procedural-candidate")
-    label = _label(core_half[p.ci], U, [c.units])
-    r = route(
-        p.choice.text,
-        contested=c.contested,
-        procedural_votes=procedural / len(support),
-        subject_label=label,
-        day_label=newest.date().isoformat(),
-    )
-    decisions = sum(1 for i in support if eps[i].kind == "decision")
-    if r.page == "SYSTEM_OVERVIEW" and decisions * 2 > len(support):
-        r = type(r)("DECISION_LOG", newest.date().isoformat(), "decision: episode kind 'decision'")
-    status, blocked = "proposed", None
-    hit = [f for f in p.flags if _blocked_by(f, policy.block_flags)]
-    if hit:
-        status, blocked = "blocked", f"evidence flag {hit[0]} is blocked by the project policy"
-    elif p.lifecycle == "snoozed":
-        status = "deferred"
-    f = U.feat[p.choice.unit]
-    subject_terms = sorted(core_half[p.ci] | set(f.values))
-    evidence = [Evidence(eps[i].id, "support") for i in support]
-    contra_ids = sorted({eps[i].id for i in p.contradict})[:_MAX_CONTRADICT_IDS]
-    evidence.extend(Evidence(i, "contradict") for i in contra_ids)
-    return CandidateDraft(
-        text=p.choice.text,
-        page_target=r.page,
-        section=r.section,
-        route_reason=r.reason,
-        memory_type="procedural-candidate" if r.page == "RUNBOOKS" else "semantic-candidate",
-        score=p.score,
-        signals=p.signals,
-        evidence=evidence,
-        lifecycle=p.lifecycle,
-        flags=p.flags,
-        dedupe_key=p.key,
-        subject_key="|".join(subject_terms[:8]),
-        status=status,
-        blocked_reason=blocked,
-        conflict_keys=tuple(sorted(conflict_drafts[k].dedupe_key for k in set(c.conflicts))),
-    )
 
 
 def _blocked_by(flag: str, rules: Sequence[str]) -> bool:

@@ -3,11 +3,15 @@
 Lifecycle markers ("Closed:", "done", "shipped", "archived", "wontfix", "snoozed until",
 "waiting on", "blocked by", "TODO", ticked/unticked checkboxes) are read per sentence. A
 marker's *topic* is the clause it governs ("Closed: billing-export migration" → {billing-
-export, migration}); a marker applies to a fact cluster when two thirds of its topic terms
-are core terms of the cluster and the identity guard agrees. The latest marker wins, with
-one exception taken from signal-dreaming's lifecycle guard: done / closed / archived are
-sticky, and only an explicit "reopened" brings a topic back — a casual later mention, or a
-stale TODO re-pasted from an old list, does not.
+export, migration}, at most four terms, nearest first); a marker applies to a fact cluster
+when the cluster's core terms hold the topic (all of a short topic, two thirds of a longer
+one) and host and environment agree. Events of one topic are folded once and shared by
+every cluster they apply to, found by intersecting postings rather than scanning; a topic
+whose rarest term is a core term of more than ``BROAD`` facts is too broad to name a line
+of work and speaks only for its own sentence. The latest marker wins, with one exception
+taken from signal-dreaming's lifecycle guard: done / closed / archived are sticky, and only
+an explicit "reopened" brings a topic back — a casual later mention, or a stale TODO
+re-pasted from an old list, does not.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from itertools import combinations, pairwise
 
 import numpy as np
 
-from .text import Features, analyse
+from .text import Features, subject_terms
 from .types import TERMINAL_LIFECYCLES, Theme
 
 _MARKERS: list[tuple[str, re.Pattern[str]]] = [
@@ -97,18 +101,35 @@ class Marker:
     until: date | None = None
 
 
+# Literal substrings each marker pattern cannot match without. Testing them first means a
+# sentence runs only the one or two patterns it could match, not the whole alternation.
+_MARKER_CUES: dict[str, tuple[str, ...]] = {
+    "reopened": ("open",),
+    "closed": ("clos", "fix"),
+    "archived": ("archiv",),
+    "done": ("done", "finish", "complet", "resolv", "fixed", "shipped"),
+    "snoozed": ("snooz", "hold", "paus"),
+    "waiting": ("waiting", "blocked"),
+    "todo": ("todo", "fixme", "progress"),
+}
+
+
 def find_marker(sentence: str, checkbox: str | None = None) -> Marker | None:
     """Return the lifecycle marker of a sentence (earliest in the text wins), or None."""
-    m = None
     low = sentence.lower()
-    if any(w in low for w in _QUICK_WORDS):
-        m = _ANY_MARKER.search(sentence)
-    if m is None:
+    best: tuple[int, int, str, re.Match[str]] | None = None
+    for rank, (name, rx) in enumerate(_MARKERS):
+        if not any(c in low for c in _MARKER_CUES[name]):
+            continue
+        m = rx.search(sentence)
+        if m and (best is None or (m.start(), rank) < best[:2]):
+            best = (m.start(), rank, name, m)
+    if best is None:
         if checkbox is None:
             return None
         state = "done" if checkbox == "x" else "todo"
         return Marker(state, _topic(sentence, 0, 0))
-    state = next(name for name, _ in _MARKERS if m.group(name) is not None)
+    _, _, state, m = best
     until = None
     if state == "snoozed" and m.group("until"):
         try:
@@ -128,10 +149,10 @@ def _topic(sentence: str, start: int, end: int) -> frozenset[str]:
             clause = sentence[lo:hi]
             if end > start:
                 clause = clause.replace(sentence[start:end], " ", 1)
-            terms = analyse(clause).subject
+            terms = subject_terms(clause)
             if not terms and idx + 1 < len(spans):
                 nlo, nhi = spans[idx + 1]
-                terms = analyse(sentence[nlo:nhi]).subject
+                terms = subject_terms(sentence[nlo:nhi])
             return frozenset(_nearest_terms(terms, sentence, start, 4))
     return frozenset()
 
@@ -243,10 +264,8 @@ class TopicIndex:
         self._postings: dict[str, set[int]] = {t: set() for t in terms}
         postings = self._postings
         for ci, core in enumerate(cores):
-            for t in core:
-                got = postings.get(t)
-                if got is not None:
-                    got.add(ci)
+            for t in terms.intersection(core):
+                postings[t].add(ci)
 
     def clusters_for(self, topic: frozenset[str]) -> set[int] | None:
         """Return clusters holding the topic's terms (two thirds of them past three).

@@ -30,6 +30,8 @@ _POLICY_RE = re.compile(
 _PROCEDURE_RE = re.compile(
     r"^(?:to \w+.{0,60},|first\b|then\b|step \d|run|restart|deploy|roll ?back|check|open|"
     r"set|add|remove|rotate|drain|scale|ssh|create|delete|apply|execute|follow)\b"
+    r"|^(?:if|when|whenever|after|before)\b.{1,80}?,\s*(?:then\s+)?(?:run|restart|check|drain"
+    r"|roll ?back|rotate|scale|page|ping|call|open|delete|re-?run|redeploy|reboot)\b"
     r"|\b(?:runbook|how to|in order to|step \d|steps?:|procedure|playbook|to recover|to restart"
     r"|to deploy|to roll ?back|then run|and then)\b|`[^`]+`",
     re.I,

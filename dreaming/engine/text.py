@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 
 def word_list(text: str) -> list[str]:
@@ -31,6 +32,7 @@ GENERIC = 1024  # generic noun: never a name even when capitalised
 SHORT = 2048  # a single letter: too short to be a key term
 LIFE_CUE = 4096  # may start a lifecycle marker (see LIFE_CUES)
 DECIDE_CUE = 8192  # may start a decision statement (see DECIDE_CUES)
+NEG_CUE = 16384  # a negation ("not", "never", "don't"): flips what a sentence claims
 CUE = LIFE_CUE | DECIDE_CUE
 
 NOT_SUBJECT = STOP | WEAK | NUM | DATE | MARK | SHORT
@@ -72,6 +74,15 @@ MARK_WORDS = frozenset(
     snoozed snooze waiting blocked reopened reopen reopening decision decisions decided
     decide agreed agree question finished completed resolved
     """
+    )
+)
+
+NEGATIONS = frozenset(
+    word_list(
+        """
+        not no never nor don't doesn't didn't won't can't cannot isn't aren't wasn't weren't
+        shouldn't mustn't wouldn't couldn't haven't hasn't hadn't without
+        """
     )
 )
 
@@ -209,7 +220,12 @@ _STAMP_RE = re.compile(
     r"^\[?(?:\d{4}-\d{2}-\d{2}(?:[T ]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
     r"|\d{1,2}:\d{2}(?::\d{2})?)\]?\s*(?:[-–—:|]\s*)?"
 )
-_SENT_SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(\[@])")
+# A sentence ends at . ! or ? followed by space and anything word-like — notes and chat
+# often start the next sentence in lower case ("… db-staging-2. owner: Ivan …").
+_SENT_SPLIT_RE = re.compile(r"([.!?]+)\s+(?=[\w`\"'(\[@])")
+_ABBREVIATIONS = frozenset(
+    word_list("e.g i.e etc vs cf approx incl ca no fig mr mrs ms dr st jr sr a.m p.m al eg ie")
+)
 _WS_RE = re.compile(r"\s+")
 
 
@@ -289,6 +305,8 @@ def _classify(token: str) -> tuple[str, int]:
         flags |= LIFE_CUE
     if canon in DECIDE_CUES or low in DECIDE_CUES:
         flags |= DECIDE_CUE
+    if canon in NEGATIONS or low in NEGATIONS:
+        flags |= NEG_CUE
     if canon in ENV_CANON:
         flags |= ENV
         canon = ENV_CANON[canon]
@@ -319,7 +337,16 @@ class Features:
     idents: frozenset[str]
     names: frozenset[str]
     stop_ratio: float
-    cues: int = 0  # LIFE_CUE / DECIDE_CUE bits: which cue words the sentence holds
+    cues: int = 0  # LIFE_CUE / DECIDE_CUE / NEG_CUE bits: which cue words it holds
+
+    @property
+    def negated(self) -> bool:
+        """True when the sentence holds a negation; "use X" and "do not use X" differ."""
+        return bool(self.cues & NEG_CUE)
+
+    def polar_values(self) -> frozenset[str]:
+        """Return the values plus a negation mark: what must match for two texts to agree."""
+        return self.values | NOT_MARK if self.cues & NEG_CUE else self.values
 
     def entity_count(self) -> int:
         """Count identity entities (hosts, environments, identifiers, names, values)."""
@@ -380,7 +407,7 @@ class _ChunkInfo:
         self.names = tuple(c for k, (c, f) in enumerate(toks) if f & NAMEY or (f & CAP and k > 0))
         self.cues = 0
         for _, f in toks:
-            self.cues |= f & CUE
+            self.cues |= f & (CUE | NEG_CUE)
         # (kind, item) pairs for the identity sets, so a sentence only touches what exists;
         # kind 5 carries cue bits.
         self.special = tuple(
@@ -409,6 +436,7 @@ def _chunk(raw: str) -> _ChunkInfo:
 
 
 _EMPTY: frozenset[str] = frozenset()
+NOT_MARK: frozenset[str] = frozenset({"¬"})
 # Identity sets repeat across sentences ({"tw-app-1"}, {"16"}); sharing one object per
 # distinct set keeps a 100k-episode sweep's features in a few hundred MiB, not a GiB.
 _SETS: dict[frozenset[str], frozenset[str]] = {}
@@ -477,11 +505,11 @@ def analyse(text: str) -> Features:
         words=words,
         content=content,
         subject=frozenset(subject),
-        values=intern_set(values),
-        hosts=intern_set(hosts),
-        envs=intern_set(envs),
-        idents=intern_set(idents),
-        names=intern_set(names),
+        values=intern_set(values) if values else _EMPTY,
+        hosts=intern_set(hosts) if hosts else _EMPTY,
+        envs=intern_set(envs) if envs else _EMPTY,
+        idents=intern_set(idents) if idents else _EMPTY,
+        names=intern_set(names) if names else _EMPTY,
         stop_ratio=stops / words if words else 0.0,
         cues=cues,
     )
@@ -493,6 +521,12 @@ _ENTITY = HOST | ENV | IDENT | NAMEY | CAP
 
 def _host_envs(host: str) -> list[str]:
     return [_HOST_ENV_PARTS[p] for p in re.split(r"[-.]", host) if p in _HOST_ENV_PARTS]
+
+
+def subject_terms(text: str) -> frozenset[str]:
+    """Return just the subject terms of a short text (cheaper than a full ``analyse``)."""
+    get = _CHUNKS.get
+    return frozenset(t for r in text.split() for t in (get(r) or _chunk(r)).subject)
 
 
 def tokenize(text: str) -> list[str]:
@@ -519,8 +553,7 @@ def entities(text: str) -> dict[str, frozenset[str]]:
     }
 
 
-@dataclass(frozen=True, slots=True)
-class Block:
+class Block(NamedTuple):
     """One logical line of an episode: a heading, a bullet, a log line or a paragraph."""
 
     text: str  # log noise (timestamps, bullets, checkbox) stripped
@@ -531,8 +564,29 @@ class Block:
 _LINE_NOISE_START = frozenset("0123456789[-*•+#")
 
 
+_CONTINUATION_WORDS = frozenset(
+    word_list("a an the of to by for and or but with in on at from as is are was were be")
+)
+
+
+def _continues(line: str) -> bool:
+    """True when a line visibly runs on into the next (a wrapped paragraph line)."""
+    last = line[-1]
+    if last in ".!?":
+        return False
+    if last in ",;:-(":
+        return True
+    word = line.rsplit(None, 1)[-1].lower()
+    return word in _CONTINUATION_WORDS
+
+
 def blocks(content: str) -> list[Block]:
-    """Split an episode into blocks, joining wrapped paragraph lines back together."""
+    """Split an episode into blocks, joining wrapped paragraph lines back together.
+
+    A bullet, checkbox or timestamped line is one log entry: only an indented line
+    continues it. A plain line continues the paragraph above unless that paragraph looks
+    finished and the line starts a new capitalised sentence.
+    """
     if "\n" not in content:
         line = content.strip()
         if line and line[0] not in _LINE_NOISE_START:
@@ -540,21 +594,29 @@ def blocks(content: str) -> list[Block]:
     out: list[Block] = []
     current: list[str] = []
     checkbox: str | None = None
+    item = False  # is ``current`` a bullet / checkbox / log-line entry?
     for raw in content.splitlines():
         line = raw.strip()
         if not line:
             if current:
                 out.append(Block(" ".join(current), False, checkbox))
-                current, checkbox = [], None
+                current, checkbox, item = [], None, False
             continue
         first = line[0]
         if first not in _LINE_NOISE_START:
-            current.append(line)  # a continuation of the paragraph (or its first line)
+            if current and (
+                (item and not raw[0].isspace()) or (first.isupper() and not _continues(current[-1]))
+            ):
+                # Joining these made run-on "sentences" that bridged unrelated subjects
+                # (and carried one entry's checkbox onto the next).
+                out.append(Block(" ".join(current), False, checkbox))
+                current, checkbox, item = [], None, False
+            current.append(line)
             continue
         if first == "#" and _HEADING_RE.match(line):
             if current:
                 out.append(Block(" ".join(current), False, checkbox))
-                current, checkbox = [], None
+                current, checkbox, item = [], None, False
             out.append(Block(_HEADING_RE.sub("", line).strip(), True))
             continue
         starts_new = False
@@ -580,7 +642,10 @@ def blocks(content: str) -> list[Block]:
             if current:
                 out.append(Block(" ".join(current), False, checkbox))
                 current = []
-            checkbox = box_state
+            checkbox, item = box_state, True
+        elif current and item and not raw[0].isspace():
+            out.append(Block(" ".join(current), False, checkbox))
+            current, checkbox, item = [], None, False
         if stripped:
             current.append(stripped)
     if current:
@@ -592,8 +657,23 @@ def sentences(text: str) -> list[str]:
     """Split a block's text into sentences (cheap; good enough for notes and logs)."""
     if ". " not in text and "? " not in text and "! " not in text:
         return [text] if text.strip() else []
-    parts = _SENT_SPLIT_RE.split(text)
-    return [p.strip() for p in parts if p.strip()]
+    out: list[str] = []
+    start = 0
+    for m in _SENT_SPLIT_RE.finditer(text):
+        if m.group(1) == ".":
+            # "e.g. foo" and "J. Smith" do not end a sentence
+            space = text.rfind(" ", start, m.start())
+            word = text[space + 1 if space >= 0 else start : m.start()].lower()
+            if word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha()):
+                continue
+        piece = text[start : m.end(1)].strip()
+        if piece:
+            out.append(piece)
+        start = m.end()
+    tail = text[start:].strip()
+    if tail:
+        out.append(tail)
+    return out
 
 
 def normalise(text: str) -> str:
@@ -618,20 +698,23 @@ _URL_ONLY_RE = re.compile(r"^<?https?://\S+>?$")
 
 def junk_reason(text: str, features: Features, heading: bool = False) -> str | None:
     """Say why a sentence is not claim material (OpenClaw promoted exactly this), or None."""
-    stripped = text.strip()
-    if not stripped or not any(c.isalnum() for c in stripped):
-        return "empty"
+    if not features.words:
+        return "empty"  # nothing but punctuation, or nothing at all
     if heading:
         return "heading"
-    if _URL_ONLY_RE.match(stripped):
+    stripped = text.strip()
+    first_char = stripped[0]
+    # Each pattern below starts with a known character; test that before any regex.
+    if first_char in "h<" and _URL_ONLY_RE.match(stripped):
         return "bare_url"
-    if _SHELL_PROMPT_RE.match(stripped):
+    if first_char in "$#>P" and _SHELL_PROMPT_RE.match(stripped):
         return "shell_command"
-    if stripped.startswith("`") and stripped.endswith("`") and stripped.count("`") == 2:
+    if first_char == "`" and stripped.endswith("`") and stripped.count("`") == 2:
         return "code_only"
-    first = stripped.split(None, 1)[0].lower()
-    if first in _SHELL_CMDS and features.stop_ratio < 0.12:
-        return "shell_command"
+    if features.stop_ratio < 0.12:
+        first = stripped.split(None, 1)[0].lower()
+        if first in _SHELL_CMDS:
+            return "shell_command"
     if features.words < 4:
         return "too_short"
     if len(features.subject) + len(features.values) < 2:
@@ -641,7 +724,7 @@ def junk_reason(text: str, features: Features, heading: bool = False) -> str | N
 
 def trim_snippet(text: str, limit: int) -> str:
     """Cut a text to at most ``limit`` characters at a sentence or clause boundary."""
-    text = _WS_RE.sub(" ", text).strip()
+    text = " ".join(text.split())
     if len(text) <= limit:
         return text
     head = text[:limit]
@@ -659,9 +742,10 @@ _LABEL_RE = re.compile(
 
 
 def display_text(sentence: str) -> str:
-    """Strip filler labels ("Reminder:", "FYI -") so a grounded sentence reads as a claim."""
-    original = sentence.strip()
-    out = _LABEL_RE.sub("", original)
-    if out and out != original and out[0].islower():
-        out = out[0].upper() + out[1:]
-    return out
+    """Strip filler labels ("Reminder:", "FYI -") so a grounded sentence reads as a claim.
+
+    Nothing else changes — not even case: "db-staging-2 is …" must stay a host name.
+    """
+    out = sentence.strip()
+    # every label starts with one of these letters; most sentences skip the regex
+    return _LABEL_RE.sub("", out) if out[:1].lower() in "rnfupbha" else out

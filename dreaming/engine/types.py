@@ -79,7 +79,14 @@ class ConflictSide(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class CandidateDraft:
-    """A proposed claim for human review; never written anywhere by the engine."""
+    """A proposed claim for human review; never written anywhere by the engine.
+
+    ``signals`` holds each raw signal in [0, 1] (``relevance``, ``frequency``, …), its
+    weighted contribution (``relevance.w``, … — they sum to ``score``) and the evidence
+    counts behind them (``evidence``, ``occurrences``, ``days``, ``contexts``).
+    ``dedupe_key`` is derived from the normalised text, so a re-run yields the same key;
+    ``conflict_keys`` point at the ``ConflictDraft``s this candidate takes part in.
+    """
 
     text: str
     page_target: str
@@ -129,7 +136,12 @@ class Theme:
 
 @dataclass(frozen=True, slots=True)
 class SweepResult:
-    """Everything one sweep computed; ``timings`` is excluded from equality on purpose."""
+    """Everything one sweep computed; ``timings`` is excluded from equality on purpose.
+
+    ``candidates`` are ordered proposed → deferred → blocked, riskiest then strongest
+    first; ``reinforced`` maps an approved claim id to the episode ids that restate it;
+    ``stays_episodic`` summarises, per reason, the episodes no candidate or claim took up.
+    """
 
     candidates: list[CandidateDraft]
     reinforced: dict[int, list[int]]

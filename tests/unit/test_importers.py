@@ -948,6 +948,8 @@ def test_it_reads_the_agent_from_an_openclaw_title_line():
     from llmwiki.importers.daily_log import parse_daily_log
 
     drafts = parse_daily_log(
-        TextFile("memory/2026-11-02.md", "# 2026-11-02 — agent:builder\n\n## Done\n- shipped the thing\n")
+        TextFile(
+            "memory/2026-11-02.md", "# 2026-11-02 — agent:builder\n\n## Done\n- shipped the thing\n"
+        )
     )
     assert {d.actor for d in drafts} == {"agent:builder"}

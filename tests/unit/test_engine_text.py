@@ -1,0 +1,169 @@
+"""Text analysis: cleaning, tokens, key terms, entities, junk, snippets."""
+
+from __future__ import annotations
+
+import pytest
+
+from dreaming.engine.text import (
+    analyse,
+    blocks,
+    display_text,
+    entities,
+    junk_reason,
+    key_terms,
+    normalise,
+    sentences,
+    tokenize,
+    trim_snippet,
+)
+
+
+def test_it_reads_hosts_versions_and_environments():
+    ents = entities("The staging Postgres (v16) lives on db-staging-2, next to api.example.com.")
+
+    assert ents["host"] == {"db-staging-2", "api.example.com"}
+    assert ents["value"] == {"16"}
+    assert ents["env"] == {"staging"}
+
+
+def test_it_spells_one_version_one_way():
+    assert entities("worker v1.5")["value"] == entities("worker 1.5")["value"] == {"1.5"}
+    assert entities("PostgreSQL 16")["value"] == entities("Postgres v16")["value"]
+
+
+def test_it_reads_identifiers_names_and_owners():
+    ents = entities("Alice owns the billing_export job; `make deploy` is in ops/run.sh, ask @bob")
+
+    assert {"billing_export", "make deploy", "run.sh"} <= ents["ident"]
+    assert {"alice", "bob"} <= ents["name"]
+
+
+def test_it_does_not_take_a_sentence_opening_word_for_a_name():
+    assert entities("Deployed worker to tw-app-1.")["name"] == frozenset()
+    assert "grace" in entities("Deployed worker after Grace approved.")["name"]
+    assert entities("Decision: Use RabbitMQ.")["name"] == {"rabbitmq"}
+
+
+def test_it_normalises_synonyms_into_key_terms():
+    assert key_terms("staging DB is Postgres 16") == key_terms("staging database is PostgreSQL 16")
+    assert "prod" not in key_terms("prod database") and "production" in key_terms("prod database")
+
+
+def test_it_tokenises_to_lowercase_words_without_stopwords():
+    assert tokenize("The Worker is on tw-app-1.") == ["worker", "tw-app-1"]
+
+
+def test_it_ignores_clock_times():
+    assert analyse("09:14 deployed worker at 16:45").values == frozenset()
+
+
+def test_it_marks_negated_sentences():
+    assert analyse("We do not use MongoDB.").negated
+    assert not analyse("We use MongoDB.").negated
+
+
+def test_it_strips_log_noise_and_joins_wrapped_lines():
+    got = blocks(
+        "## Notes\n"
+        "09:14 - deployed the worker\n"
+        "- [x] migrate billing-export\n\n"
+        "A wrapped paragraph\ncontinues here.\n\n"
+        "[2026-03-01 10:00] tail line"
+    )
+
+    assert [(b.text, b.heading, b.checkbox) for b in got] == [
+        ("Notes", True, None),
+        ("deployed the worker", False, None),
+        ("migrate billing-export", False, "x"),
+        ("A wrapped paragraph continues here.", False, None),
+        ("tail line", False, None),
+    ]
+
+
+def test_it_splits_sentences_but_not_versions():
+    assert sentences("Deployed v1.5 to tw-app-1. It works! Does it?") == [
+        "Deployed v1.5 to tw-app-1.",
+        "It works!",
+        "Does it?",
+    ]
+
+
+def test_it_normalises_for_exact_duplicates():
+    assert normalise("09:14  Deployed the   worker.") == normalise("- deployed the worker")
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("$ kubectl get pods -n staging", "shell_command"),
+        ("kubectl rollout restart deploy/worker -n staging", "shell_command"),
+        ("git push origin main", "shell_command"),
+        ("https://grafana.internal/d/abc123", "bare_url"),
+        ("`make deploy`", "code_only"),
+        ("ok sounds good", "too_short"),
+        ("   ", "empty"),
+    ],
+)
+def test_it_names_why_a_sentence_is_junk(text, reason):
+    assert junk_reason(text, analyse(text)) == reason
+
+
+def test_it_calls_an_empty_heading_junk():
+    (block,) = blocks("## ")
+    assert junk_reason(block.text, analyse(block.text), block.heading) == "empty"
+    assert junk_reason("Notes", analyse("Notes"), heading=True) == "heading"
+
+
+def test_it_keeps_a_procedure_that_quotes_a_command():
+    text = "Run `systemctl restart worker` on tw-app-1 when the queue stalls."
+    assert junk_reason(text, analyse(text)) is None
+
+
+def test_it_strips_filler_labels_but_nothing_else():
+    assert display_text("Reminder: db-staging-2 is our staging database.") == (
+        "db-staging-2 is our staging database."
+    )
+    assert display_text("Decision: use Caddy.") == "Decision: use Caddy."
+
+
+def test_it_trims_snippets_at_a_sentence_boundary():
+    text = "First sentence is here. " * 40
+    out = trim_snippet(text, 640)
+
+    assert len(out) <= 642
+    assert out.endswith("here. …")
+    assert trim_snippet("short", 640) == "short"
+
+
+def test_it_keeps_unpunctuated_log_lines_apart_but_joins_wrapped_paragraphs():
+    got = blocks(
+        "uploader serves on :6379\n"
+        "Only Dan may approve prod deploys.\n"
+        "A wrapped paragraph that goes on and\n"
+        "continues here, and\n"
+        "Alice approved it."
+    )
+    assert [b.text for b in got] == [
+        "uploader serves on :6379",
+        "Only Dan may approve prod deploys.",
+        "A wrapped paragraph that goes on and continues here, and Alice approved it.",
+    ]
+
+
+def test_it_splits_sentences_that_start_in_lower_case_but_not_abbreviations():
+    text = "Erin owns report-builder. owner: Ivan for it. e.g. this stays whole. J. Smith agreed."
+    assert sentences(text) == [
+        "Erin owns report-builder.",
+        "owner: Ivan for it.",
+        "e.g. this stays whole.",
+        "J. Smith agreed.",
+    ]
+
+
+def test_it_ends_a_log_entry_at_the_next_unindented_line():
+    got = blocks("- [x] ledger rotation\nBob is out until Monday.\n- note\n  wrapped under it")
+    assert [(b.text, b.checkbox) for b in got] == [
+        ("ledger rotation", "x"),
+        ("Bob is out until Monday.", None),
+        ("note wrapped under it", None),
+    ]
