@@ -27,13 +27,18 @@ from llmwiki.models import (
 GENERAL_SECTION = "General"
 
 
-def claim_line(claim: Claim) -> str:
+def claim_line(claim: Claim, evidence_ids: Iterable[int] = ()) -> str:
+    """One bullet: the claim and what it rests on, so a revision cites its evidence."""
     text = " ".join(claim.text.split())
-    return f"- {text} _(claim {claim.pk})_"
+    cited = ", ".join(f"#{i}" for i in sorted(evidence_ids))
+    return f"- {text} _(claim {claim.pk}" + (f"; evidence {cited})_" if cited else ")_")
 
 
-def compile_claims_page(page: Page, claims: Iterable[Claim]) -> str:
+def compile_claims_page(
+    page: Page, claims: Iterable[Claim], evidence: dict[int, list[int]] | None = None
+) -> str:
     """Markdown for a page: its title, then one section per claim section, claims by id."""
+    evidence = evidence or {}
     by_section: dict[str, list[Claim]] = {}
     for claim in sorted(claims, key=lambda c: ((c.section or GENERAL_SECTION).lower(), c.pk)):
         by_section.setdefault(claim.section or GENERAL_SECTION, []).append(claim)
@@ -42,13 +47,21 @@ def compile_claims_page(page: Page, claims: Iterable[Claim]) -> str:
         lines += ["_No reviewed claims yet._", ""]
     for section, items in by_section.items():
         lines += [f"## {section}", ""]
-        lines += [claim_line(c) for c in items]
+        lines += [claim_line(c, evidence.get(c.pk, ())) for c in items]
         lines.append("")
     return "\n".join(lines)
 
 
-def approved_claims(page: Page) -> list[Claim]:
-    return list(page.claims.filter(status=Claim.Status.APPROVED).order_by("id"))
+def approved_claims(page: Page) -> tuple[list[Claim], dict[int, list[int]]]:
+    """The page's approved claims and their evidence episode ids (two queries)."""
+    claims = list(page.claims.filter(status=Claim.Status.APPROVED).order_by("id"))
+    evidence: dict[int, list[int]] = {c.pk: [] for c in claims}
+    links = Claim.evidence.through.objects.filter(claim__in=claims).values_list(
+        "claim_id", "episode_id"
+    )
+    for claim_id, episode_id in links:
+        evidence[claim_id].append(episode_id)
+    return claims, evidence
 
 
 @transaction.atomic
@@ -88,10 +101,10 @@ def page_publish(
 
 
 def page_recompile(*, page: Page, actor: Any, reason: str) -> PageRevision | None:
-    claims = approved_claims(page)
+    claims, evidence = approved_claims(page)
     return page_publish(
         page=page,
-        markdown=compile_claims_page(page, claims),
+        markdown=compile_claims_page(page, claims, evidence),
         claim_ids=[c.pk for c in claims],
         actor=actor,
         reason=reason,

@@ -316,11 +316,16 @@ def candidate_merge(
             obj=claim,
             after={"candidate": current.pk, "episodes": episodes},
         )
+        # The page cites each claim's evidence, so it gains a revision too.
+        revision = page_recompile(
+            page=claim.page, actor=reviewer, reason=f"merged candidate #{current.pk}"
+        )
         record_change(
             project=current.project,
             actor=reviewer,
             summary=f"{claim.page.key}: merged candidate {current.pk} into claim {claim.pk}",
             claim=claim,
+            revision=revision,
         )
         return claim
 

@@ -36,7 +36,7 @@ from dreaming.services import project_policy
 from llmwiki.access import get_project_for
 from llmwiki.models import Claim, Page, PageRevision, Project, Role, SecurityClass
 from llmwiki.render import render_markdown
-from llmwiki.wiki import GENERAL_SECTION, claim_line, compile_claims_page
+from llmwiki.wiki import GENERAL_SECTION, approved_claims, compile_claims_page
 from reviews import services
 from reviews.forms import (
     ActionForm,
@@ -152,12 +152,17 @@ def approval_diff(candidate: Candidate, page: Page | None) -> list[str]:
     if page is None:
         return []
     before = page.current_revision.markdown if page.current_revision else ""
-    claims = list(page.claims.filter(status=Claim.Status.APPROVED))
+    claims, evidence = approved_claims(page)
     # The new claim will get the highest id, so it sorts last in its section, as here.
     preview_id = max((c.pk for c in claims), default=0) + 1
     preview = Claim(pk=preview_id, text=candidate.text, section=candidate.section)
-    after = compile_claims_page(page, [*claims, preview]).replace(
-        f" _(claim {preview_id})_", " _(new claim)_"
+    evidence[preview_id] = list(
+        candidate.evidence.filter(role=CandidateEvidence.Role.SUPPORT).values_list(
+            "episode_id", flat=True
+        )
+    )
+    after = compile_claims_page(page, [*claims, preview], evidence).replace(
+        f"_(claim {preview_id};", "_(new claim;"
     )
     return list(
         difflib.unified_diff(
@@ -498,7 +503,6 @@ def claim_detail(request: HttpRequest, slug: str, claim_id: int) -> HttpResponse
             "evidence": [(e, highlight(e.content, claim.text)) for e in evidence],
             "candidates": candidates,
             "revisions": revisions,
-            "line": claim_line(claim),
             "superseded_by": Claim.objects.filter(supersedes=claim).first(),
         },
     )

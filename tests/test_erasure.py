@@ -164,7 +164,7 @@ def test_every_layer_is_scrubbed(world, alice):
     assert current.number == 2 and world.claim.pk not in current.claim_ids
     assert "_No reviewed claims yet._" in current.markdown
     first = PageRevision.objects.get(page=world.page, number=1)
-    assert f"- {ERASED} _(claim {world.claim.pk})_" in first.markdown
+    assert f"- {ERASED} _(claim {world.claim.pk}; evidence #" in first.markdown
     assert f"## {section}\n" not in first.markdown and f"## {ERASED}\n" in first.markdown
     assert world.claim.section == ""
     assert first.content_hash == sha256_hex(first.markdown)

@@ -54,6 +54,8 @@ def test_approving_creates_the_claim_revision_manifest_changelog_and_audit(stagi
     staging.refresh_from_db()
     assert staging.status == "approved" and staging.claim == claim
     assert claim.evidence.count() == 5
+    revision_text = Page.objects.get(pk=claim.page_id).current_revision.markdown
+    assert all(f"#{e.pk}" in revision_text for e in claim.evidence.all())  # cites every episode
     assert {ref["sha256"] for ref in claim.source_refs} and len(claim.source_refs) == 5
     page = Page.objects.get(project=staging.project, key="SYSTEM_OVERVIEW")
     revision = page.current_revision
@@ -221,6 +223,7 @@ def test_merge_gives_the_claim_the_candidate_evidence(dreamed, staging, bob):
         candidate=other, reviewer=bob, seen=review.form_state(other), claim=claim
     )
     assert claim.evidence.filter(pk=extra.pk).exists()
+    assert f"#{extra.pk}" in Page.objects.get(pk=claim.page_id).current_revision.markdown
     other.refresh_from_db()
     assert other.status == "merged" and other.claim == claim
 
