@@ -5,7 +5,6 @@ import json
 from croniter import croniter
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -19,6 +18,7 @@ from dreaming.forms import BackfillForm, PolicyForm
 from dreaming.models import Candidate, DreamRun
 from llmwiki.access import get_project_for
 from llmwiki.models import Episode, RecallTrace, Role
+from llmwiki.pagination import paginate
 from llmwiki.services import project_set_dreaming
 
 RUNS_ON_STATUS = 10
@@ -125,9 +125,7 @@ def candidate_list(request: HttpRequest, slug: str) -> HttpResponse:
     qs = Candidate.objects.filter(project=project).annotate(n_evidence=Count("evidence"))
     if status_filter in Candidate.Status.values:
         qs = qs.filter(status=status_filter)
-    page = Paginator(qs.order_by("-score", "id"), CANDIDATES_PER_PAGE).get_page(
-        request.GET.get("page")
-    )
+    page, query = paginate(request, qs.order_by("-score", "id"), CANDIDATES_PER_PAGE)
     template = (
         "dreaming/candidate_list.html#results" if request.htmx else "dreaming/candidate_list.html"
     )
@@ -139,6 +137,7 @@ def candidate_list(request: HttpRequest, slug: str) -> HttpResponse:
             "nav": "dreaming",
             "page": page,
             "status": status_filter,
+            "query": query,
             "statuses": Candidate.Status.choices,
             "signal_names": SIGNALS,
         },

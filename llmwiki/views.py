@@ -4,7 +4,6 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import TooManyFilesSent
-from django.core.paginator import Paginator
 from django.db.models import TextField
 from django.db.models.functions import Cast
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
@@ -18,6 +17,7 @@ from llmwiki.errors import InputError
 from llmwiki.forms import EpisodeFilterForm, ProjectSettingsForm, QuarantineDecisionForm, UploadForm
 from llmwiki.ingest import RawFile, ingest_files
 from llmwiki.models import Episode, Role
+from llmwiki.pagination import paginate
 from llmwiki.services import episode_set_status, project_update
 
 
@@ -99,11 +99,7 @@ def episode_list(request: HttpRequest, slug: str) -> HttpResponse:
             episodes = episodes.filter(occurred_at__date__lte=f["until"])
         if f["q"]:
             episodes = episodes.filter(content__icontains=f["q"])
-    page = Paginator(episodes.order_by("-occurred_at", "-id"), EPISODES_PER_PAGE).get_page(
-        request.GET.get("page")
-    )
-    query = request.GET.copy()
-    query.pop("page", None)
+    page, query = paginate(request, episodes.order_by("-occurred_at", "-id"), EPISODES_PER_PAGE)
     template = "llmwiki/episode_list.html#results" if request.htmx else "llmwiki/episode_list.html"
     return render(
         request,
@@ -113,7 +109,7 @@ def episode_list(request: HttpRequest, slug: str) -> HttpResponse:
             "nav": "episodes",
             "form": form,
             "page": page,
-            "query": query.urlencode(),
+            "query": query,
         },
     )
 
@@ -149,11 +145,11 @@ def quarantine(request: HttpRequest, slug: str) -> HttpResponse:
         .select_related("source")
         .order_by("-recorded_at", "-id")
     )
-    page = Paginator(episodes, EPISODES_PER_PAGE).get_page(request.GET.get("page"))
+    page, query = paginate(request, episodes, EPISODES_PER_PAGE)
     return render(
         request,
         "llmwiki/quarantine.html",
-        {"project": project, "nav": "quarantine", "page": page, "form": QuarantineDecisionForm()},
+        {"project": project, "nav": "quarantine", "page": page, "query": query},
     )
 
 

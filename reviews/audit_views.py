@@ -8,7 +8,6 @@ from typing import Any
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
@@ -16,6 +15,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from llmwiki.access import get_project_for
 from llmwiki.models import AuditEvent, Project, Role, Source
+from llmwiki.pagination import paginate
 from reviews.erasure import erasure_scope, source_erase
 from reviews.services import ReviewRefused
 
@@ -74,16 +74,12 @@ def audit_log(request: HttpRequest, slug: str) -> HttpResponse:
         events = events.filter(at__date__gte=f["since"])
     if f.get("until"):
         events = events.filter(at__date__lte=f["until"])
-    page = Paginator(events.order_by("-at", "-id"), AUDIT_PER_PAGE).get_page(
-        request.GET.get("page")
-    )
+    page, query = paginate(request, events.order_by("-at", "-id"), AUDIT_PER_PAGE)
     rows = [
         {"event": e, "before": compact_json(e.before), "after": compact_json(e.after)}
         for e in page.object_list
     ]
-    query = request.GET.copy()
-    query.pop("page", None)
-    filtered = any(v for k, v in query.items())
+    filtered = any(v for k, v in request.GET.items() if k != "page")
     template = "reviews/audit_log.html#results" if request.htmx else "reviews/audit_log.html"
     return render(
         request,
@@ -94,7 +90,7 @@ def audit_log(request: HttpRequest, slug: str) -> HttpResponse:
             "form": form,
             "page": page,
             "rows": rows,
-            "query": query.urlencode(),
+            "query": query,
             "filtered": filtered,
             "json_inline_chars": JSON_INLINE_CHARS,
         },

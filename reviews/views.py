@@ -8,7 +8,6 @@ from datetime import timedelta
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
 from django.db.models import (
     Case,
     Count,
@@ -35,6 +34,7 @@ from dreaming.models import Candidate, CandidateEvidence, Conflict
 from dreaming.services import project_policy
 from llmwiki.access import get_project_for
 from llmwiki.models import Claim, Page, PageRevision, Project, Role, SecurityClass
+from llmwiki.pagination import paginate
 from llmwiki.render import render_markdown
 from llmwiki.wiki import GENERAL_SECTION, approved_claims, compile_claims_page
 from reviews import services
@@ -103,13 +103,11 @@ def queue(request: HttpRequest, slug: str) -> HttpResponse:
     project = get_project_for(request.user, slug)
     form = QueueFilterForm(request.GET)
     data = form.cleaned_data if form.is_valid() else {}
-    page = Paginator(queue_queryset(project, data), QUEUE_PAGE).get_page(request.GET.get("page"))
+    page, query = paginate(request, queue_queryset(project, data), QUEUE_PAGE)
     counts = Candidate.objects.filter(project=project).aggregate(
         proposed=Count("id", filter=Q(status=Candidate.Status.PROPOSED)),
         deferred=Count("id", filter=Q(status=Candidate.Status.DEFERRED)),
     )
-    query = request.GET.copy()
-    query.pop("page", None)
     template = "reviews/queue.html#results" if request.htmx else "reviews/queue.html"
     return render(
         request,
@@ -123,7 +121,7 @@ def queue(request: HttpRequest, slug: str) -> HttpResponse:
             "open_conflicts": Conflict.objects.filter(project=project)
             .exclude(status=Conflict.Status.RESOLVED)
             .count(),
-            "query": query.urlencode(),
+            "query": query,
         },
     )
 
@@ -304,7 +302,7 @@ def conflicts(request: HttpRequest, slug: str) -> HttpResponse:
         else qs.exclude(status=Conflict.Status.RESOLVED)
     )
     qs = qs.prefetch_related("sides__evidence__source").order_by("detected_at", "id")
-    page = Paginator(qs, QUEUE_PAGE).get_page(request.GET.get("page"))
+    page, query = paginate(request, qs, QUEUE_PAGE)
     return render(
         request,
         "reviews/conflicts.html",
@@ -313,6 +311,7 @@ def conflicts(request: HttpRequest, slug: str) -> HttpResponse:
             "nav": "conflicts",
             "page": page,
             "show": show,
+            "query": query,
             "resolutions": Conflict.Resolution.choices,
             "now": timezone.now(),
         },
