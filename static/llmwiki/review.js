@@ -1,4 +1,6 @@
-// Keyboard shortcuts for the review queue: j/k move, Enter opens, / focuses the filters.
+// Keyboard shortcuts. Queue: j/k move, Enter opens, / focuses the filters.
+// Candidate page: Shift+A approve, Shift+D defer, Shift+R write a reason then reject
+// (a capital letter, so a stray keystroke never decides anything).
 (function () {
   "use strict";
   let index = -1;
@@ -16,6 +18,15 @@
     if (tag === "input" || tag === "textarea" || tag === "select" || e.ctrlKey || e.metaKey || e.altKey) return;
     if (e.key === "j") { select(index + 1); e.preventDefault(); }
     else if (e.key === "k") { select(index - 1); e.preventDefault(); }
+    else if (e.key === "A" || e.key === "D") {
+      const action = e.key === "A" ? "approve" : "defer";
+      const button = document.querySelector('#review-form button[data-action="' + action + '"]');
+      if (button) { e.preventDefault(); button.click(); }
+    }
+    else if (e.key === "R") {
+      const note = document.getElementById("id_note");
+      if (note) { e.preventDefault(); note.focus(); note.placeholder = "Reason, then press the Reject button"; }
+    }
     else if (e.key === "/") {
       const first = document.querySelector("#queue-filters select, #queue-filters input");
       if (first) { first.focus(); e.preventDefault(); }

@@ -345,3 +345,16 @@ def test_a_refused_reject_leaves_a_denied_row_in_the_audit(page, live_server, lo
     staging.refresh_from_db()
     assert staging.status == Candidate.Status.PROPOSED
     assert AuditEvent.objects.filter(action="review.denied", object_id=str(staging.pk)).exists()
+
+
+def test_a_reviewer_defers_with_a_keyboard_shortcut(page, live_server, login, bob, staging):
+    login(bob)
+    page.goto(f"{base(live_server, staging.project)}/review/candidates/{staging.pk}/")
+    page.keyboard.press("d")  # lower case does nothing: a stray key never decides
+    staging.refresh_from_db()
+    assert staging.status == Candidate.Status.PROPOSED
+    page.keyboard.press("Shift+D")
+    expect(page.get_by_text(f"Deferred candidate #{staging.pk}.")).to_be_visible()
+    staging.refresh_from_db()
+    assert staging.status == Candidate.Status.DEFERRED
+    assert page.console_errors == []
