@@ -18,6 +18,16 @@ Two stages, neither comparing all pairs:
    is also what conflict detection reads. Sentences with no value join the only value
    present, or stay together when there are several.
 
+Before both stages, **entity anchors** settle the commonest short fact outright: a host,
+a product and its version stated together ("PostgreSQL 16 on db-staging-2", "db-staging-2
+= our staging Postgres, version 16"). Sentences sharing host, product, environment and
+version are one fact however much else they say: a restatement buried in a long log line
+("noting for whoever runs migrations next: …, don't point the staging app anywhere else
+even when the prod dump is being restored") has too few subject terms in common to reach
+the Jaccard threshold, and its stray "prod" and "don't" would fail the identity guard and
+the polarity split, although neither is about the fact. Only the anchor's own
+neighbourhood decides its environment and polarity.
+
 Time proximity is deliberately not a merge criterion: a fact restated three weeks later
 is the strongest signal dreaming has. It enters through recency and recurrence instead.
 """
@@ -25,7 +35,9 @@ is the strongest signal dreaming has. It enters through recency and recurrence i
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -40,7 +52,21 @@ from .dedupe import (
     lsh_pairs,
     minhash,
 )
-from .text import Features
+from .text import (
+    _TIME_CHUNK_RE,
+    _VERSION_RE,
+    ENV,
+    HOST,
+    NEG_CUE,
+    NOT_MARK,
+    NOT_SUBJECT,
+    NUM,
+    TOKEN_RE,
+    Features,
+    host_envs,
+    token_info,
+    word_list,
+)
 
 
 def subject_groups(
@@ -161,3 +187,116 @@ def core_terms_multi(
         need = max(1, math.ceil(share * len(members)))
         out.append({t for t, c in counts.items() if c >= need})
     return out
+
+
+class Anchor(NamedTuple):
+    """A host + product + version fact a sentence states (see the module docstring)."""
+
+    host: str
+    product: str
+    envs: frozenset[str]
+    values: frozenset[str]  # the version, plus the negation mark when it is denied
+
+    @property
+    def subject(self) -> tuple[str, str, frozenset[str]]:
+        """What the fact is about; sentences differing only in ``values`` disagree."""
+        return self.host, self.product, self.envs
+
+
+# Words that may stand between a product and its version ("Postgres, version 16",
+# "postgres is v16"); anything else there means the number is not the product's version.
+_VERSION_LINK = frozenset(word_list("version versions ver v release is was are"))
+# A number followed by one of these is a measurement or a count, which no host "is".
+_MEASURE_UNITS = frozenset(
+    word_list(
+        """
+    b kb mb gb tb kib mib gib tib byte bytes % percent ms msec sec secs second seconds s min
+    mins minute minutes h hr hrs hour hours day days week weeks x k m row rows message
+    messages msg msgs req reqs request requests rps qps run runs entry entries event events
+    item items file files line lines test tests failure failures error errors
+    """
+    )
+)
+TICKET_RE = re.compile(r"\b[A-Z][A-Z0-9]*(?:-[A-Z][A-Z0-9]*)*-\d+\b")  # TW-150, INC-007
+_HOST_REACH = 6  # tokens between a host and the version it runs
+_ENV_REACH = 3  # tokens around the anchor that may name its environment
+_NEG_REACH = 2  # tokens before the anchor a negation may govern it from
+_Tok = tuple[str, int, bool, bool]  # canonical, flags, is a version, is a ticket id
+# chunk -> (its tokens, holds a version, holds a host that is not a ticket id)
+_ANCHOR_MEMO: dict[str, tuple[tuple[_Tok, ...], bool, bool]] = {}
+_ANCHOR_MEMO_MAX = 200_000
+
+
+def _anchor_tokens(chunk: str) -> tuple[tuple[_Tok, ...], bool, bool]:
+    """Classify one whitespace chunk's tokens once (chunks repeat across sentences)."""
+    got = _ANCHOR_MEMO.get(chunk)
+    if got is None:
+        if len(_ANCHOR_MEMO) >= _ANCHOR_MEMO_MAX:
+            _ANCHOR_MEMO.clear()
+        out: list[_Tok] = []
+        if not _TIME_CHUNK_RE.fullmatch(chunk):  # a clock time is when, never what
+            for tok in TOKEN_RE.findall(chunk):
+                canon, flags = token_info(tok)
+                version = bool(flags & NUM) and _VERSION_RE.fullmatch(tok.lower()) is not None
+                out.append((canon, flags, version, TICKET_RE.fullmatch(tok) is not None))
+        got = (
+            tuple(out),
+            any(t[2] for t in out),
+            any(t[1] & HOST and not t[3] for t in out),
+        )
+        _ANCHOR_MEMO[chunk] = got
+    return got
+
+
+def fact_anchor(text: str) -> Anchor | None:
+    """Return the one host + product + version fact a sentence states, or None.
+
+    A version is a bare number or ``vN.N`` (not "71%", not "1.92 GB", not "124 rows")
+    right after its product, or after "version"/"is" following it; a host within a few
+    tokens of it names where that product runs (ticket ids such as ``TW-150`` look like
+    host names and are skipped). A sentence stating two different such facts returns
+    None: it is a comparison or a summary, and merging it would bridge both facts.
+    """
+    get = _ANCHOR_MEMO.get
+    toks: list[_Tok] = []
+    versions: list[int] = []
+    has_host = False
+    for c in text.split():
+        part, version, host = get(c) or _anchor_tokens(c)
+        if version:
+            versions.extend(len(toks) + k for k, t in enumerate(part) if t[2])
+        has_host |= host
+        toks += part
+    if not versions or not has_host:
+        return None  # most sentences: no version, or no host to run it on
+    found: set[Anchor] = set()
+    n = len(toks)
+    for vi in versions:
+        canon = toks[vi][0]
+        if vi + 1 < n and toks[vi + 1][0] in _MEASURE_UNITS:
+            continue
+        pi = vi - 1
+        while pi >= 0 and toks[pi][0] in _VERSION_LINK:
+            pi -= 1
+        if pi < 0 or toks[pi][1] & (NOT_SUBJECT | HOST | ENV):
+            continue  # "to v1.2", "at 16": the number is not a product's version
+        product = toks[pi][0]
+        lo_v, hi_v = max(0, pi - _HOST_REACH), min(n, vi + _HOST_REACH + 1)
+        for hi in range(lo_v, hi_v):
+            host, hflags, _, ticket = toks[hi]
+            if not hflags & HOST or ticket:
+                continue
+            lo, top = min(hi, pi), max(hi, vi)
+            if any(t[1] & NEG_CUE for t in toks[max(0, lo - _NEG_REACH) : top + 1]):
+                values = frozenset({canon}) | NOT_MARK
+            else:
+                values = frozenset({canon})
+            envs = frozenset(host_envs(host))
+            if not envs:
+                # The host name says nothing: the words around the anchor may.
+                window = toks[max(0, lo - _ENV_REACH) : top + _ENV_REACH + 1]
+                envs = frozenset(t[0] for t in window if t[1] & ENV and not t[1] & HOST)
+            found.add(Anchor(host, product, envs, values))
+    if len(found) != 1:
+        return None
+    return found.pop()

@@ -15,6 +15,16 @@ Units of work
   claim. Claims are clustered with the new material, which is how "seen again" and
   "contradicts what was approved" are found without comparing against every claim.
 * **fact cluster** — units with the same subject, identity and value; one candidate each.
+  Sentences stating the same host + product + version are one fact outright (entity
+  anchors, see ``cluster``), however much else each of them says.
+* **procedure** — a numbered list of steps and the runs of it logged step by step, matched
+  step by step (``procedure``): one RUNBOOKS candidate, every run its evidence.
+* **recurring theme** — an identifier the logs keep calling a problem again ("flaky",
+  "again", "still") on several days (``reflect.recurring_identifiers``): one candidate
+  holding every mention, with the lifecycle of the ticket opened for it.
+
+Tool output (``tool_call`` episodes, fenced blocks, the lines under a ``$ command``) is
+never claim material, nor are attendee lists and sentences leaning on the one before.
 
 Each phase is one method of ``_Sweep`` and is timed on its own (``SweepResult.timings``).
 """
@@ -31,12 +41,23 @@ from itertools import chain
 import numpy as np
 
 from . import conflicts as conf
-from .cluster import core_terms, split_by_value, subject_groups
+from .cluster import TICKET_RE, core_terms, fact_anchor, split_by_value, subject_groups
 from .consolidate import REDACTION_MARK, Choice, choose, snippet, text_key
 from .dedupe import Identity, TokenHasher, exact_groups, near_duplicate_groups
 from .policy import Policy
-from .reflect import BROAD, Event, TopicIndex, TopicState, combine, find_marker, fold, term_themes
-from .route import route
+from .procedure import MIN_STEPS, Instance, chain_labelled, same_procedures, step_label
+from .reflect import (
+    BROAD,
+    Event,
+    TopicIndex,
+    TopicState,
+    combine,
+    find_marker,
+    fold,
+    recurring_identifiers,
+    term_themes,
+)
+from .route import Route, route
 from .score import EvidenceView, recall_for, signals, weighted
 from .text import (
     _EMPTY,
@@ -108,11 +129,17 @@ class _Cluster:
     """One fact: sentences with the same subject, identity and value."""
 
     __slots__ = (
+        "aliases",
         "claim_opposed",
         "conflicts",
         "contested",
         "contradict",
+        "episodes",
         "group",
+        "kind",
+        "label",
+        "text_episode",
+        "text_units",
         "units",
         "values",
     )
@@ -127,6 +154,13 @@ class _Cluster:
         self.conflicts: list[int] = []
         self.contested: str | None = None
         self.claim_opposed = False  # an approved claim in this cluster is on the other side
+        self.kind = "fact"  # "fact" | "procedure" | "theme"
+        # A procedure's text: the episode it is written out in, else its steps' sentences.
+        self.text_episode: int | None = None
+        self.text_units: list[int] = []
+        self.label: str | None = None  # a theme's identifier, a procedure's step count
+        self.aliases: frozenset[str] = frozenset()  # tickets naming a theme's work
+        self.episodes: list[int] | None = None  # fixed evidence (a procedure's texts)
 
 
 @dataclass(slots=True)
@@ -184,9 +218,17 @@ class _Sweep:
         """Subject terms shared by half of a fact's sentences (computed when first asked)."""
         got = self._core_half.get(ci)
         if got is None:
-            units = self.clusters[ci].units
+            c = self.clusters[ci]
+            units = c.units
             feat = self.U.feat
-            got = feat[units[0]].subject if len(units) == 1 else core_terms(units, feat, 0.5)
+            if len(units) == 1:
+                got = feat[units[0]].subject
+            elif c.kind == "fact":
+                got = core_terms(units, feat, 0.5)
+            else:
+                # A procedure's steps and a theme's mentions each say something different;
+                # what a quarter of them share is already what they are about.
+                got = core_terms(units, feat, 0.25)
             self._core_half[ci] = got
         return got
 
@@ -235,6 +277,11 @@ class _Sweep:
             if e.memory_type == "handoff-only":
                 aside[i] = "handoff-only"
                 continue
+            if e.kind == "tool_call":
+                # What a command printed is a record of one run, never a claim about the
+                # project; the prose around it is a log entry of its own.
+                aside[i] = "junk:tool_output"
+                continue
             # Whitespace and case only: cheap, and anything subtler (a different timestamp
             # prefix, a bullet) is the near-duplicate pass's job.
             key = " ".join(e.content.lower().split())
@@ -254,21 +301,36 @@ class _Sweep:
         index: dict[str, int] = {}
         feats: list[Features] = []
         self.sent_feats = feats
-        self.rep_sents: list[list[tuple[str, int, str | None, bool]]] = []
+        # (sentence, sentence id, checkbox, heading, code) per sentence of each text
+        self.rep_sents: list[list[tuple[str, int, str | None, bool, bool]]] = []
         members: list[int] = []  # sentence ids of every text, concatenated
         offsets = [0]
         limit = _MAX_SENTENCES_PER_EPISODE
         get = index.get
-        for g in exact:
-            rows: list[tuple[str, int, str | None, bool]] = []
-            for text, heading, box in blocks(eps[g[0]].content):
-                for s in (text,) if heading else sentences(text):
+        # exact group -> (row, step number, numbered?) for texts holding procedure steps
+        self.rep_steps: dict[int, list[tuple[int, int, bool]]] = {}
+        for gi, g in enumerate(exact):
+            rows: list[tuple[str, int, str | None, bool, bool]] = []
+            for text, heading, box, code, number in blocks(eps[g[0]].content):
+                start = len(rows)
+                # A heading or a block of tool output is one unit: splitting it into
+                # "sentences" would only make more junk to carry around.
+                for s in (text,) if heading or code else sentences(text):
                     si = get(s)
                     if si is None:
                         si = index[s] = len(feats)
                         feats.append(analyse(s))
-                    rows.append((s, si, box, heading))
+                    rows.append((s, si, box, heading, code))
                     box = None  # a checkbox marks its item's first sentence, not the rest
+                # "tep " is in every "step N"/"Step N" label; most blocks skip the regex.
+                if number or heading or code or "tep " not in text[:18]:
+                    step = number
+                else:
+                    step = step_label(text)
+                if step:  # every sentence of a procedure step belongs to that step
+                    self.rep_steps.setdefault(gi, []).extend(
+                        (r, step, number > 0) for r in range(start, min(len(rows), limit))
+                    )
                 if len(rows) >= limit:
                     del rows[limit:]
                     break
@@ -277,7 +339,7 @@ class _Sweep:
                 if si is None:
                     si = index[""] = len(feats)
                     feats.append(analyse(""))
-                rows.append(("", si, None, False))
+                rows.append(("", si, None, False, False))
             self.rep_sents.append(rows)
             members.extend([r[1] for r in rows])
             offsets.append(len(members))
@@ -328,30 +390,49 @@ class _Sweep:
         U, eps = self.U, self.eps
         unit_of: dict[str, int] = {}
         self.group_units: list[list[int]] = []
+        instances: list[Instance] = []
+        fragments: list[tuple[int, int, float, int, list[int], list[int]]] = []
         for gidx, members in enumerate(self.groups):
             mine: list[int] = []
-            for s, si, box, heading in self.rep_sents[self.group_rep[gidx]]:
-                u = None if heading else unit_of.get(s)
+            row_unit: list[int] = []
+            for s, si, box, heading, code in self.rep_sents[self.group_rep[gidx]]:
+                # Tool output shares no unit with prose that happens to read the same.
+                key = "\x00" + s if code else s
+                u = None if heading else unit_of.get(key)
+                row_unit.append(-1 if u is None else u)
                 if u is None:
                     f = self.sent_feats[si]
-                    u = U.add(s, f, None, junk_reason(s, f, heading), box)
+                    u = U.add(s, f, None, junk_reason(s, f, heading, code), box)
+                    row_unit[-1] = u
                     if not heading:
-                        unit_of[s] = u
+                        unit_of[key] = u
                 elif u in mine:
                     continue  # the same sentence twice in one text counts once
                 U.eps[u].extend(members)
                 mine.append(u)
             self.group_units.append(mine)
+            steps_at = self.rep_steps.get(self.group_rep[gidx])
+            if steps_at:
+                self._collect_steps(steps_at, row_unit, members, instances, fragments)
         for c in self.claims:
+            steps: dict[int, list[int]] = {}
             for b in blocks(c.text):
                 for s in sentences(b.text):
                     f = analyse(s)
                     if f.subject:
-                        U.add(s, f, c.id, None, None)
+                        u = U.add(s, f, c.id, None, None)
+                        if b.number:
+                            steps.setdefault(b.number, []).append(u)
+            if len(steps) >= MIN_STEPS:  # an approved runbook: runs of it reinforce it
+                instances.append(Instance(steps, [], 1.0))
+        fragments.sort(key=lambda f: (f[1], min(f[5])))
+        instances.extend(chain_labelled(fragments))
+        self.instances = instances
         for x in U.eps:
             if len(x) > 1:
                 x[:] = sorted(set(x))
-        del self.rep_sents, self.sent_feats, self.exact, self.rep_members, self.rep_offsets
+        del self.rep_sents, self.rep_steps, self.sent_feats, self.exact
+        del self.rep_members, self.rep_offsets
         self.n_units = len(U.text)
         self.counts["sentences"] = self.n_units
         self.counts["junk_sentences"] = sum(1 for j in U.junk if j)
@@ -363,21 +444,158 @@ class _Sweep:
         self.u_trust = [max(map(trust.__getitem__, x)) if x else 1.0 for x in U.eps]
         self.u_weight = [len(x) for x in U.eps]
 
+    def _collect_steps(
+        self,
+        steps_at: list[tuple[int, int, bool]],
+        row_unit: list[int],
+        members: list[int],
+        instances: list[Instance],
+        fragments: list[tuple[int, int, float, int, list[int], list[int]]],
+    ) -> None:
+        """Turn one text's numbered items into an instance, or its "step N" into a fragment."""
+        steps: dict[int, list[int]] = {}
+        numbered: set[int] = set()
+        for row, step, is_number in steps_at:
+            if row < len(row_unit) and row_unit[row] not in steps.get(step, ()):
+                steps.setdefault(step, []).append(row_unit[row])
+            if is_number:
+                numbered.add(step)
+        rep = members[0]
+        trust = max(self.eps[i].source_trust for i in members)
+        if len(numbered) >= MIN_STEPS:
+            instances.append(Instance(steps, list(members), trust, rep))
+        elif len(steps) == 1 and not numbered:
+            ((step, units),) = steps.items()
+            e = self.eps[rep]
+            t = int(e.occurred_at.timestamp())
+            fragments.append((e.source_id, t, trust, step, units, list(members)))
+
+    def _procedures(self) -> list[_Cluster]:
+        """One cluster per procedure written or run at least twice (see procedure.py)."""
+        inst, U = self.instances, self.U
+        if len(inst) < 2:
+            return []
+        out: list[_Cluster] = []
+        taken: set[int] = set()
+        for group in same_procedures(inst, U.feat):
+            members = [inst[x] for x in group]
+            units = sorted(
+                {
+                    u
+                    for m in members
+                    for us in m.steps.values()
+                    for u in us
+                    if u not in taken and not U.junk[u] and (U.eps[u] or U.claim[u] is not None)
+                }
+            )
+            if not units:
+                continue
+            taken.update(units)
+            # The written procedure (a whole text, most trusted, most steps) speaks for it;
+            # the candidate text is that text, so it stays grounded in one episode.
+            canon = max(members, key=lambda m: (m.whole is not None, m.trust, len(m.steps)))
+            c = _Cluster(units, -1, frozenset())
+            c.kind, c.text_episode = "procedure", canon.whole
+            c.text_units = list(
+                dict.fromkeys(u for k in sorted(canon.steps) for u in canon.steps[k])
+            )
+            # Its evidence is the texts it was written and run in, not every other text
+            # that happens to share a step's sentence ("ok.", "smoke ok").
+            c.episodes = sorted({i for m in members for i in m.episodes})
+            c.label = f"{len(canon.steps)} steps"
+            out.append(c)
+        return out
+
+    def _themes(self, active: list[int]) -> list[_Cluster]:
+        """One cluster per identifier that keeps coming back (see reflect.py)."""
+        U, ep_day = self.U, self.ep_day
+        flagged = [bool(e.risk_flags) for e in self.eps]
+        cand = [
+            u
+            for u in active
+            if U.feat[u].idents and U.eps[u] and not any(map(flagged.__getitem__, U.eps[u]))
+        ]
+        if not cand:
+            return []
+        found = recurring_identifiers(
+            [U.feat[u].idents for u in cand],
+            [U.text[u] for u in cand],
+            lambda x: {ep_day[i] for i in U.eps[cand[x]]},
+            self.policy.theme_min_days,
+        )
+        out: list[_Cluster] = []
+        for term, idx in found:
+            units = sorted(cand[x] for x in idx)
+            c = _Cluster(units, -1, frozenset())
+            c.kind, c.label = "theme", term
+            # A ticket opened for the problem names the same line of work: closing the
+            # ticket closes the theme ("closed TW-1" after "opened TW-1: flaky test_x").
+            c.aliases = frozenset(t.lower() for u in units for t in TICKET_RE.findall(U.text[u]))
+            out.append(c)
+        return out
+
     def cluster(self) -> None:
-        """Group units by subject under the identity guard, then split facts by value."""
+        """Group units by subject under the identity guard, then split facts by value.
+
+        Procedures (procedure.py) and recurring themes (reflect.py) are taken out first:
+        each is one candidate however many facts its sentences would otherwise make.
+        """
         U = self.U
         self.identity = Identity.of(U.feat, self.hasher)
         active = [u for u in range(self.n_units) if not U.junk[u] and U.feat[u].subject]
+        special = self._procedures()
+        if special:
+            done = {u for c in special for u in c.units}
+            active = [u for u in active if u not in done]
+        themes = self._themes(active)
+        if themes:
+            done = {u for c in themes for u in c.units}
+            active = [u for u in active if u not in done]
+            special += themes
+        # Entity anchors first (see cluster.py): a host + product + version stated by two
+        # or more sentences is one subject whatever else they say. Only sentences naming
+        # both a host and a number can hold one, so most skip the token walk.
+        by_subject: dict[tuple[str, str, frozenset[str]], list[int]] = {}
+        anchor_values: dict[int, frozenset[str]] = {}
+        for u in active:
+            f = U.feat[u]
+            if f.hosts and f.values:
+                a = fact_anchor(U.text[u])
+                if a is not None:
+                    anchor_values[u] = a.values
+                    by_subject.setdefault(a.subject, []).append(u)
+        anchored = [units for units in by_subject.values() if len(units) > 1]
+        taken = {u for units in anchored for u in units}
+        rest = [u for u in active if u not in taken] if taken else active
         sg = subject_groups(
-            [U.feat[u] for u in active],
+            [U.feat[u] for u in rest],
             self.policy.cluster_jaccard,
             self.hasher,
-            self.identity.take(np.asarray(active, dtype=np.int64)),
+            self.identity.take(np.asarray(rest, dtype=np.int64)),
         )
+        groups = [[rest[m] for m in members] for members in sg] + anchored
+        groups += [c.units for c in special]
+        groups.sort(key=lambda g: g[0])  # deterministic: by first member, as before
+        special_by_first = {c.units[0]: c for c in special}
         self.group_parts: list[list[int]] = []  # subject group -> cluster indices
-        for gi, members in enumerate(sg):
+        for gi, members in enumerate(groups):
             idxs = []
-            for values, part in split_by_value([active[m] for m in members], U.feat):
+            got = special_by_first.get(members[0])
+            if got is not None and got.units is members:
+                got.group = gi
+                self.group_parts.append([len(self.clusters)])
+                self.clusters.append(got)
+                continue
+            if members[0] in taken:
+                # The anchor's own value and polarity split the facts; a "don't" or a
+                # second number elsewhere in a long sentence is not about it.
+                parts: dict[frozenset[str], list[int]] = {}
+                for u in members:
+                    parts.setdefault(anchor_values[u], []).append(u)
+                split = sorted(parts.items(), key=lambda vp: vp[1][0])
+            else:
+                split = split_by_value(members, U.feat)
+            for values, part in split:
                 idxs.append(len(self.clusters))
                 self.clusters.append(_Cluster(units=part, group=gi, values=values))
             self.group_parts.append(idxs)
@@ -385,7 +603,10 @@ class _Sweep:
         for ci, c in enumerate(self.clusters):
             for u in c.units:
                 self.unit_cluster[u] = ci
-        self.counts["subjects"] = len(sg)
+        self.counts["subjects"] = len(groups)
+        self.counts["anchored_subjects"] = len(anchored)
+        self.counts["procedures"] = sum(1 for c in special if c.kind == "procedure")
+        self.counts["recurring_themes"] = sum(1 for c in special if c.kind == "theme")
         self.counts["clusters"] = len(self.clusters)
 
     # ---- REM ---------------------------------------------------------------------------
@@ -416,8 +637,9 @@ class _Sweep:
         g_host, g_env = self.identity.hosts.tolist(), self.identity.envs.tolist()
         unit_cluster = self.unit_cluster
         applies: dict[int, list[TopicState]] = {}
+        folded: dict[object, TopicState] = {}
         for key, evs in topics.items():
-            state = fold(evs)
+            state = folded[key] = fold(evs)
             own = {unit_cluster[e.unit] for e in evs if unit_cluster[e.unit] >= 0}
             targets = set(own)
             if isinstance(key, frozenset):
@@ -435,6 +657,12 @@ class _Sweep:
                         targets.add(ci)
             for ci in targets:
                 applies.setdefault(ci, []).append(state)
+        for ci, c in enumerate(clusters):
+            if c.aliases:
+                # A theme also follows the tickets opened for it (see _themes).
+                for key, state in folded.items():
+                    if isinstance(key, frozenset) and key & c.aliases:
+                        applies.setdefault(ci, []).append(state)
         now = self.now
         self.lifecycles: list[tuple[str, Event | None]] = [
             combine(applies[ci], now) if ci in applies else ("active", None)
@@ -470,7 +698,8 @@ class _Sweep:
             parts = [clusters[ci].units for ci in idxs]
             values = [clusters[ci].values for ci in idxs]
             state = [
-                sum(1 for u in p[:50] if not conf.is_event(U.feat[u].content)) * 2 > len(p[:50])
+                sum(1 for u in p[:50] if conf.is_state(U.text[u], U.feat[u].content)) * 2
+                > len(p[:50])
                 for p in parts
             ]
             has_eps = [any(U.eps[u] for u in p) for p in parts]
@@ -535,8 +764,8 @@ class _Sweep:
             if not eps_c or any(map(flagged.__getitem__, eps_c)):
                 continue
             days = len({ep_day[i] for i in eps_c})
-            if days >= policy.theme_min_days and self.core_half(ci):
-                label = _label(self.core_half(ci), U, [c.units])
+            if days >= policy.theme_min_days and (c.label or self.core_half(ci)):
+                label = c.label if c.kind == "theme" else _label(self.core_half(ci), U, [c.units])
                 subject_themes.append((days, len(eps_c), label))
         subject_themes.sort(key=lambda t: (-t[0], -t[1], t[2]))
         self.themes = [
@@ -580,7 +809,10 @@ class _Sweep:
                 contradict: set[int] = set()
             else:
                 contradict = set(c.contradict)
-                support = sorted({i for u in c.units for i in U.eps[u]} - contradict)
+                if c.episodes is not None:
+                    support = sorted(set(c.episodes) - contradict)
+                else:
+                    support = sorted({i for u in c.units for i in U.eps[u]} - contradict)
                 if not support:
                     continue
             claim_units = [u for u in c.units if U.claim[u] is not None] if has_claims else []
@@ -593,8 +825,13 @@ class _Sweep:
                 self.cluster_reason[ci] = "reinforced"
                 continue
             state, decided = self.lifecycles[ci]
-            if state in TERMINAL_LIFECYCLES and not (
-                decided and self.unit_cluster[decided.unit] == ci
+            # A procedure and a recurring theme are records in their own right: a closed
+            # theme is proposed as done work (never as an open problem), and "done" in
+            # one step of a runbook does not retire the runbook.
+            if (
+                state in TERMINAL_LIFECYCLES
+                and c.kind == "fact"
+                and not (decided and self.unit_cluster[decided.unit] == ci)
             ):
                 self.cluster_reason[ci] = f"lifecycle:{state}"
                 continue
@@ -620,16 +857,20 @@ class _Sweep:
                         continue
             support_set = set(support)
             text_units = [u for u in c.units if U.eps[u] and not support_set.isdisjoint(U.eps[u])]
-            choice = choose(
-                text_units,
-                U.text,
-                U.feat,
-                U.junk,
-                self.u_trust,
-                self.u_weight,
-                self.core_half(ci),
-                policy.snippet_max_chars,
-            )
+            got = self._procedure_text(c, support_set) if c.kind == "procedure" else None
+            if got is not None:
+                choice = got
+            else:
+                choice = choose(
+                    text_units,
+                    U.text,
+                    U.feat,
+                    U.junk,
+                    self.u_trust,
+                    self.u_weight,
+                    self.core_half(ci),
+                    policy.snippet_max_chars,
+                )
             if choice.unit is None:
                 redacted = "redacted" in (choice.reason or "")
                 self.cluster_reason[ci] = "secret_redacted" if redacted else "junk:fragments"
@@ -658,6 +899,20 @@ class _Sweep:
                 )
             )
         self.reinforced = {cid: sorted(v) for cid, v in sorted(reinforced.items())}
+
+    def _procedure_text(self, c: _Cluster, support: set[int]) -> Choice | None:
+        """A procedure's text from its live evidence: the written form, else its steps."""
+        U, limit = self.U, self.policy.snippet_max_chars
+        steps = [u for u in c.text_units if not support.isdisjoint(U.eps[u])]
+        if not steps:
+            return None
+        if c.text_episode is not None and c.text_episode in support:
+            text = trim_snippet(self.eps[c.text_episode].content, limit)
+        else:
+            text = trim_snippet(" ".join(U.text[u] for u in steps), limit)
+        if REDACTION_MARK in text:
+            return None  # choose() knows how to avoid a redacted sentence
+        return Choice(steps[0], text)
 
     def _gate(self, support: list[int]) -> str | None:
         """Apply the count gates (evidence, days, contexts); return the failing one."""
@@ -740,8 +995,25 @@ class _Sweep:
             day_label=newest.date().isoformat(),
         )
         decisions = sum(1 for i in support if eps[i].kind == "decision")
-        if r.page == "SYSTEM_OVERVIEW" and decisions * 2 > len(support):
-            r = type(r)("DECISION_LOG", newest.date().isoformat(), "decision: episode kind")
+        days = int(p.stats["days"])
+        if c.kind == "procedure":
+            r = Route("RUNBOOKS", r.section, f"procedure: {c.label}, seen on {days} days")
+        elif c.kind == "theme":
+            # Still recurring, it is an open problem; closed, it is history of the system.
+            if p.lifecycle in TERMINAL_LIFECYCLES:
+                r = Route(
+                    "SYSTEM_OVERVIEW",
+                    "Recurring issues",
+                    f"recurring theme: {c.label} on {days} days, {p.lifecycle}",
+                )
+            else:
+                r = Route(
+                    "OPEN_QUESTIONS",
+                    "Recurring issues",
+                    f"recurring theme: {c.label} on {days} days, still open",
+                )
+        elif r.page == "SYSTEM_OVERVIEW" and decisions * 2 > len(support):
+            r = Route("DECISION_LOG", newest.date().isoformat(), "decision: episode kind")
         status, blocked = "proposed", None
         hit = [f for f in p.flags if _blocked_by(f, policy.block_flags)]
         if hit:

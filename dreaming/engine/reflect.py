@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from itertools import combinations, pairwise
@@ -67,6 +67,7 @@ _MARKERS: list[tuple[str, re.Pattern[str]]] = [
     ("todo", re.compile(r"\btodo\b|\bfixme\b|\bin progress\b", re.I)),
 ]
 _PRECEDENCE = {name: i for i, (name, _) in enumerate(_MARKERS)}
+_CLOCK_RE = re.compile(r"^\d{1,2}:\d{2}(?::\d{2})?(?:\s*[–—-]\s*\d{1,2}:\d{2})?\s+")
 # One pass finds the earliest marker; at equal positions the regex engine tries the
 # alternatives in order, which is the precedence above.
 _ANY_MARKER = re.compile("|".join(f"(?P<{name}>{rx.pattern})" for name, rx in _MARKERS), re.I)
@@ -115,7 +116,13 @@ _MARKER_CUES: dict[str, tuple[str, ...]] = {
 
 
 def find_marker(sentence: str, checkbox: str | None = None) -> Marker | None:
-    """Return the lifecycle marker of a sentence (earliest in the text wins), or None."""
+    """Return the lifecycle marker of a sentence (earliest in the text wins), or None.
+
+    A log line's clock time is not part of what it says: "08:15 closed TW-150." opens
+    with its marker just as "closed TW-150." does.
+    """
+    if sentence[:1].isdigit():
+        sentence = _CLOCK_RE.sub("", sentence, count=1)
     low = sentence.lower()
     best: tuple[int, int, str, re.Match[str]] | None = None
     for rank, (name, rx) in enumerate(_MARKERS):
@@ -291,6 +298,59 @@ class TopicIndex:
             if combo[0] and len(combo[0]) <= BROAD:
                 out |= set.intersection(*combo)
         return out
+
+
+# Words people use when something comes back: the logs themselves say it recurs.
+_RECUR_CUE_RE = re.compile(
+    r"\b(?:again|still|flak(?:y|e|es|iness)|recurr\w*|intermittent(?:ly)?|keeps|on and off)\b",
+    re.I,
+)
+_RECUR_QUICK = ("again", "still", "flak", "recurr", "intermittent", "keeps", "on and off")
+
+
+def recurring_identifiers(
+    idents: Sequence[frozenset[str]],
+    texts: Sequence[str],
+    days: Callable[[int], set[int]],
+    min_days: int,
+) -> list[tuple[str, list[int]]]:
+    """Find identifiers that keep coming back as a problem; ``(term, units)`` pairs.
+
+    A recurring *theme* (a flaky test, a table that keeps filling up) is named by an
+    identifier, and its mentions are scattered over many facts: "CI red: `test_x`
+    again", "opened TW-1 for flaky test_x", "test_x: tie on starts_at confirmed". An
+    identifier qualifies when, on at least ``min_days`` distinct days, a sentence names it
+    together with a recurrence cue ("again", "still", "flaky", "on and off", …), and at
+    least a third of its sentences carry such a cue, so an identifier merely mentioned
+    every day (a table, a setting) does not turn into a blob of everything said near it.
+    Inputs are per unit (``days(u)`` gives a unit's days); each unit goes to at most one
+    theme, the most widespread first.
+    """
+    mentions: dict[str, list[int]] = {}
+    cued: dict[str, list[int]] = {}
+    for u, terms in enumerate(idents):
+        low = texts[u].lower()
+        cue = any(c in low for c in _RECUR_QUICK) and _RECUR_CUE_RE.search(low) is not None
+        for t in terms:
+            mentions.setdefault(t, []).append(u)
+            if cue:
+                cued.setdefault(t, []).append(u)
+    found = []
+    for t, units in cued.items():
+        # Cheap counts first: too few cued sentences can never span enough days.
+        if len(units) < min_days or len(units) * 3 < len(mentions[t]):
+            continue
+        if len({d for u in units for d in days(u)}) >= min_days:
+            all_days = {d for u in mentions[t] for d in days(u)}
+            found.append((-len(all_days), t))
+    out: list[tuple[str, list[int]]] = []
+    taken: set[int] = set()
+    for _, t in sorted(found):
+        units = [u for u in mentions[t] if u not in taken]
+        taken.update(units)
+        if len({d for u in units for d in days(u)}) >= min_days:
+            out.append((t, units))
+    return out
 
 
 def term_themes(

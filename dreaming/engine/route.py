@@ -36,9 +36,10 @@ _PROCEDURE_RE = re.compile(
     r"|to deploy|to roll ?back|then run|and then)\b|`[^`]+`",
     re.I,
 )
+# A term being defined is a noun: "noticed: the relay …" is a log line, not a definition.
 _DEFINITION_RE = re.compile(
     r"^(?P<term>[\w .+#/-]{1,40}?)\s+(?:means|stands for|is short for|refers to|is defined as"
-    r"|is an abbreviation for)\b|^(?P<term2>[\w.+#/-]{1,30})\s*(?:=|:)\s*(?:a|an|the)\s+\w+"
+    r"|is an abbreviation for)\b|^(?P<term2>[\w.+#/-]{1,30}(?<!ed))\s*(?:=|:)\s*(?:a|an|the)\s+\w+"
     r"|\b(?:aka|a\.k\.a\.|glossary)\b",
     re.I,
 )

@@ -62,7 +62,7 @@ WEAK_WORDS = frozenset(
     okay yes yeah yep lol hey hi hello run runs running ran live lives living located
     host hosted use uses used using via get gets got make makes made thing things stuff
     etc e.g i.e seems seem think thought guess like well actually basically quick
-    quickly sure right going gonna want wants anyway btw imo afaik utc per
+    quickly sure right going gonna want wants anyway btw imo afaik utc per version versions
     """
     )
 )
@@ -213,7 +213,7 @@ _OWNER_RE = re.compile(
     r"|\b(?:owned|maintained|led|run) by\s+(@?[A-Za-z][\w-]*)"
     r"|\b(?:owner|assignee|assigned to)\s*[:=]?\s+(@?[A-Za-z][\w-]*)"
 )
-_BULLET_RE = re.compile(r"^(?:[-*•+]|\d{1,3}[.)])\s+")
+_BULLET_RE = re.compile(r"^(?:[-*•+]|(\d{1,3})[.)])\s+")
 _CHECKBOX_RE = re.compile(r"^\[([ xX])\]\s*")
 _HEADING_RE = re.compile(r"^#{1,6}(?:\s+|$)")
 _STAMP_RE = re.compile(
@@ -397,7 +397,7 @@ class _ChunkInfo:
         envs = [c for c, f in kept if f & ENV and not f & HOST]
         for c, f in kept:
             if f & HOST and f & ENV:
-                envs.extend(_host_envs(c))
+                envs.extend(host_envs(c))
         self.envs = tuple(envs)
         self.idents = tuple(c for c, f in kept if f & IDENT)
         # Only the chunk's first token can open a clause; a Capitalised word there is a
@@ -519,7 +519,8 @@ _SKIP = STOP | DATE
 _ENTITY = HOST | ENV | IDENT | NAMEY | CAP
 
 
-def _host_envs(host: str) -> list[str]:
+def host_envs(host: str) -> list[str]:
+    """Return the environments a host name encodes ("db-staging-2" → staging)."""
     return [_HOST_ENV_PARTS[p] for p in re.split(r"[-.]", host) if p in _HOST_ENV_PARTS]
 
 
@@ -559,9 +560,14 @@ class Block(NamedTuple):
     text: str  # log noise (timestamps, bullets, checkbox) stripped
     heading: bool = False
     checkbox: str | None = None  # " " open, "x" ticked, None when there was none
+    # Fenced code or the output lines under a ``$ command``: what a tool printed, not
+    # what anyone claimed ("Operations to perform: …" was proposed as a fact before).
+    code: bool = False
+    number: int = 0  # the item number of a numbered-list entry ("3. Back up …"), else 0
 
 
 _LINE_NOISE_START = frozenset("0123456789[-*•+#")
+_FENCES = ("```", "~~~")
 
 
 _CONTINUATION_WORDS = frozenset(
@@ -595,32 +601,70 @@ def blocks(content: str) -> list[Block]:
     current: list[str] = []
     checkbox: str | None = None
     item = False  # is ``current`` a bullet / checkbox / log-line entry?
+    num = 0  # the list number of ``current`` when it is a numbered item
+    fence: str | None = None  # the opening fence while inside a fenced block
+    code: list[str] = []  # fenced lines, or output lines under a shell prompt
+    output = False  # are plain lines after a ``$ command`` line its output?
     for raw in content.splitlines():
         line = raw.strip()
+        if fence is not None:
+            if line.startswith(fence):
+                if code:
+                    out.append(Block(" ".join(code), code=True))
+                fence, code = None, []
+            elif line:
+                code.append(line)
+            continue
         if not line:
+            if code:
+                out.append(Block(" ".join(code), code=True))
+                code = []
+            output = False
             if current:
-                out.append(Block(" ".join(current), False, checkbox))
-                current, checkbox, item = [], None, False
+                out.append(Block(" ".join(current), False, checkbox, False, num))
+                current, checkbox, item, num = [], None, False, 0
             continue
         first = line[0]
+        if first in "`~" and line.startswith(_FENCES):
+            if current:
+                out.append(Block(" ".join(current), False, checkbox, False, num))
+                current, checkbox, item, num = [], None, False, 0
+            fence, output = line[:3], False
+            continue
+        if output:
+            if first not in _LINE_NOISE_START:
+                code.append(line)  # unfenced tool output runs to a blank line or an entry
+                continue
+            output = False
+        if code:
+            out.append(Block(" ".join(code), code=True))
+            code = []
+        if first == "$" and _SHELL_PROMPT_RE.match(line):
+            if current:
+                out.append(Block(" ".join(current), False, checkbox, False, num))
+                current, checkbox, item, num = [], None, False, 0
+            out.append(Block(line))  # the command itself; junk_reason names it
+            output = True
+            continue
         if first not in _LINE_NOISE_START:
             if current and (
                 (item and not raw[0].isspace()) or (first.isupper() and not _continues(current[-1]))
             ):
                 # Joining these made run-on "sentences" that bridged unrelated subjects
                 # (and carried one entry's checkbox onto the next).
-                out.append(Block(" ".join(current), False, checkbox))
-                current, checkbox, item = [], None, False
+                out.append(Block(" ".join(current), False, checkbox, False, num))
+                current, checkbox, item, num = [], None, False, 0
             current.append(line)
             continue
         if first == "#" and _HEADING_RE.match(line):
             if current:
-                out.append(Block(" ".join(current), False, checkbox))
-                current, checkbox, item = [], None, False
+                out.append(Block(" ".join(current), False, checkbox, False, num))
+                current, checkbox, item, num = [], None, False, 0
             out.append(Block(_HEADING_RE.sub("", line).strip(), True))
             continue
         starts_new = False
         stripped = line
+        number = 0
         if first.isdigit() or first == "[":
             stamp = _STAMP_RE.match(line)
             if stamp and stamp.end():
@@ -631,6 +675,7 @@ def blocks(content: str) -> list[Block]:
             if bullet:
                 stripped = stripped[bullet.end() :]
                 starts_new = True
+                number = int(bullet.group(1) or 0)
         box_state = None
         if stripped[:1] == "[":
             box = _CHECKBOX_RE.match(stripped)
@@ -640,16 +685,18 @@ def blocks(content: str) -> list[Block]:
                 starts_new = True
         if starts_new:
             if current:
-                out.append(Block(" ".join(current), False, checkbox))
+                out.append(Block(" ".join(current), False, checkbox, False, num))
                 current = []
-            checkbox, item = box_state, True
+            checkbox, item, num = box_state, True, number
         elif current and item and not raw[0].isspace():
-            out.append(Block(" ".join(current), False, checkbox))
-            current, checkbox, item = [], None, False
+            out.append(Block(" ".join(current), False, checkbox, False, num))
+            current, checkbox, item, num = [], None, False, 0
         if stripped:
             current.append(stripped)
+    if code:  # an unclosed fence or output running to the end of the text
+        out.append(Block(" ".join(code), code=True))
     if current:
-        out.append(Block(" ".join(current), False, checkbox))
+        out.append(Block(" ".join(current), False, checkbox, False, num))
     return out
 
 
@@ -696,12 +743,54 @@ _SHELL_PROMPT_RE = re.compile(r"^(?:\$|#|>|PS>)\s+\S")
 _URL_ONLY_RE = re.compile(r"^<?https?://\S+>?$")
 
 
-def junk_reason(text: str, features: Features, heading: bool = False) -> str | None:
+# A sentence opening with one of these leans on the sentence before it for its subject
+# ("that's not true yet (scan fast path)."): on its own it claims nothing checkable.
+_ANAPHORIC_OPENERS = (
+    "that's ",
+    "that’s ",
+    "that is ",
+    "that was ",
+    "it's ",
+    "it’s ",
+    "it is ",
+    "it was ",
+    "which ",
+)
+_LIST_SPLIT_RE = re.compile(r",|\s(?:and|&|\+)\s")
+_PRONOUNS = frozenset(word_list("me us i you him her them we myself"))
+
+
+def _is_name_list(stripped: str) -> bool:
+    """True for a bare list of people ("Maya, Jonas, Priya, builder, me."): no predicate.
+
+    Three or more short comma-separated items, most of them capitalised names, pronouns
+    or handles: an attendee line, which says who was there and nothing about the project.
+    """
+    items = [x.strip() for x in _LIST_SPLIT_RE.split(stripped.rstrip(".!;: "))]
+    items = [x for x in items if x]
+    if len(items) < 3:
+        return False
+    namey = 0
+    for item in items:
+        words = item.split()
+        if len(words) > 2 or any(c.isdigit() for c in item):
+            return False
+        w = words[0].strip("()[]\"'")
+        if w[:1].isupper() or w.lower() in _PRONOUNS or w.startswith(("@", "agent:")):
+            namey += 1
+    return namey * 2 > len(items)
+
+
+def junk_reason(
+    text: str, features: Features, heading: bool = False, code: bool = False
+) -> str | None:
     """Say why a sentence is not claim material (OpenClaw promoted exactly this), or None."""
     if not features.words:
         return "empty"  # nothing but punctuation, or nothing at all
     if heading:
         return "heading"
+    if code:
+        return "tool_output"
     stripped = text.strip()
     first_char = stripped[0]
     # Each pattern below starts with a known character; test that before any regex.
@@ -719,6 +808,10 @@ def junk_reason(text: str, features: Features, heading: bool = False) -> str | N
         return "too_short"
     if len(features.subject) + len(features.values) < 2:
         return "no_content"
+    if first_char in "tTiIwW" and stripped[:9].lower().startswith(_ANAPHORIC_OPENERS):
+        return "fragment"
+    if stripped.count(",") >= 2 and _is_name_list(stripped):
+        return "name_list"
     return None
 
 
@@ -739,13 +832,19 @@ def trim_snippet(text: str, limit: int) -> str:
 _LABEL_RE = re.compile(
     r"^(?:reminder|note|fyi|nb|update|ps|btw|heads[- ]up|aside)\s*[:\-–—]\s*", re.IGNORECASE
 )
+# The clock time (or time range) a log line opens with says when it was written, which
+# the evidence already records; as the first words of a claim it reads as noise.
+_CLOCK_RE = re.compile(r"^\d{1,2}:\d{2}(?::\d{2})?(?:\s*[–—-]\s*\d{1,2}:\d{2})?\s+(?=\S)")
 
 
 def display_text(sentence: str) -> str:
-    """Strip filler labels ("Reminder:", "FYI -") so a grounded sentence reads as a claim.
+    """Strip a leading clock time and filler labels ("Reminder:", "FYI -").
 
-    Nothing else changes — not even case: "db-staging-2 is …" must stay a host name.
+    That way a grounded sentence reads as a claim. Nothing else changes — not even
+    case: "db-staging-2 is …" must stay a host name.
     """
     out = sentence.strip()
+    if out[:1].isdigit():
+        out = _CLOCK_RE.sub("", out)
     # every label starts with one of these letters; most sentences skip the regex
     return _LABEL_RE.sub("", out) if out[:1].lower() in "rnfupbha" else out

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dreaming.engine.cluster import core_terms, split_by_value, subject_groups
+from dreaming.engine.cluster import core_terms, fact_anchor, split_by_value, subject_groups
 from dreaming.engine.dedupe import TokenHasher
 from dreaming.engine.text import analyse
 
@@ -68,3 +68,30 @@ def test_it_splits_by_polarity():
 def test_it_finds_the_core_terms_of_a_cluster():
     feats = [analyse(t) for t in FIVE]
     assert core_terms(range(5), feats, 0.5) == {"staging", "postgres", "db-staging-2", "database"}
+
+
+def test_it_anchors_host_product_and_version_whatever_else_a_sentence_says():
+    texts = [
+        "The qa database runs PostgreSQL 15 on db-qa-3.",
+        "noting for later: db-qa-3 = our qa Postgres, version 15, don't restore prod dumps there",
+        "10:40 env check (don't trust the log): qa postgres is v15 and lives on db-qa-3",
+    ]
+    anchors = {fact_anchor(t) for t in texts}
+    assert len(anchors) == 1
+    (a,) = anchors
+    assert (a.host, a.product, a.envs, a.values) == ("db-qa-3", "postgres", {"qa"}, {"15"})
+
+
+def test_it_anchors_nothing_for_readings_counts_tickets_or_two_facts():
+    assert fact_anchor("The production database runs PostgreSQL 15 on db-prod-4.").host == (
+        "db-prod-4"
+    )
+    assert fact_anchor("dump of db-prod-4 is 1.92 GB, yesterday 1.89 GB") is None
+    assert fact_anchor("cache-3 disk at 71% on /var") is None
+    assert fact_anchor("OPS-12: worker 2 failed again") is None
+    assert fact_anchor("ledger v2.1 on edge-1 and ledger v2.2 on edge-2") is None
+    assert fact_anchor("Rolled ledger back to v2.1 on edge-1.") is None  # "to v2.1"
+
+
+def test_it_marks_a_denied_version_in_the_anchor():
+    assert "¬" in fact_anchor("db-qa-3 is not Postgres 15 any more").values

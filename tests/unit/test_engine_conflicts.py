@@ -8,9 +8,11 @@ from dreaming.engine.conflicts import (
     conflict_key,
     decision_conflicts,
     is_event,
+    is_state,
     scopes_agree,
     statements,
     value_conflict,
+    values_clash,
 )
 from dreaming.engine.text import analyse
 
@@ -89,3 +91,31 @@ def test_it_derives_conflict_keys_from_content():
     a = conflict_key("value", "Staging DB", ["x", "y"])
     assert a == conflict_key("value", "staging db", ["y", "x"])
     assert a != conflict_key("reversal", "staging db", ["x", "y"])
+
+
+def test_it_tells_lasting_states_from_status_lines_readings_and_ids():
+    def state(text: str) -> bool:
+        return is_state(text, analyse(text).content)
+
+    assert state("The staging DB is Postgres 16.")
+    assert state("db-qa-3 = our qa Postgres, version 15")
+    assert not state("CI green on tag v2.3.1 (run 1863).")  # no link, a status and a run id
+    assert not state("16:30 CI run 1871 green.")
+    assert not state("dump of db-prod-4 is 1.92 GB")  # a reading
+    assert not state("queue depth is 124,406 messages")  # a count
+    assert not state("08:20 disabled the relay on edge-1, it is off")  # a logged event
+    assert not state("worker v1.5 deployed to tw-app-1")
+
+
+def test_it_lets_a_more_precise_version_agree_with_its_release_line():
+    assert not values_clash(frozenset({"1.4"}), frozenset({"1.4.2", "2.3.0"}))
+    assert values_clash(frozenset({"1.4"}), frozenset({"1.5"}))
+    assert values_clash(frozenset({"16"}), frozenset({"15"}))
+
+
+def test_it_needs_two_clashing_state_sides_for_a_value_conflict():
+    parts = [[0], [1]]
+    claims = [None, None]
+    v16, v15 = frozenset({"16"}), frozenset({"15"})
+
+    assert value_conflict(parts, [v16, v15], [True, False], [True, True], claims, "s") is None

@@ -457,3 +457,118 @@ def test_it_lets_a_ticked_checkbox_close_its_own_item_only():
     (cand,) = candidates_touching(result, [2, 3])
     assert cand.lifecycle == "active"
     assert supports(cand) == [1, 2, 3]
+
+
+def test_it_folds_restatements_buried_in_long_log_lines_into_the_anchored_fact():
+    eps = [
+        *five_wordings(),
+        ep(
+            6,
+            3,
+            "09:45 noting for whoever restores next: db-staging-2 = our staging Postgres, "
+            "version 16, don't point the staging app anywhere else while the prod dump runs",
+        ),
+    ]
+    result = run_sweep(eps, now=NOW)
+
+    (cand,) = candidates_touching(result, range(1, 7))
+    assert supports(cand) == [1, 2, 3, 4, 5, 6]
+
+
+def test_it_never_reads_status_lines_and_readings_as_contradictions():
+    eps = [
+        ep(1, 0, "CI green on tag v2.3.1 (run 1863) for the ledger."),
+        ep(2, 1, "16:30 CI run 1871 green for the ledger."),
+        ep(3, 1, "ledger dump on db-prod-4 is 1.92 GB, yesterday 1.89 GB."),
+        ep(4, 2, "ledger dump on db-prod-4 is 1.97 GB vs 1.96 GB yesterday."),
+        ep(5, 2, "Prod is api 2.3.0 + ledger v1.4.2 on edge-1 and edge-2."),
+        ep(6, 3, "ledger v1.4 is still what runs on prod (edge-1 and edge-2)."),
+    ]
+    assert run_sweep(eps, now=NOW).conflicts == []
+
+
+def test_it_sets_tool_output_aside():
+    out = "$ make migrate ENV=qa\n```\nApplying billing.0007_invoice... OK\n```"
+    eps = [ep(1, 0, out, kind="tool_call"), ep(2, 1, out, kind="tool_call")]
+    result = run_sweep(eps, policy=Policy(min_evidence=1, min_score=0.0), now=NOW)
+
+    assert result.candidates == []
+    assert [s.reason for s in result.stays_episodic] == ["junk:tool_output"]
+
+
+RUNBOOK = (
+    "1. Announce the release in #ops with the version.\n"
+    "2. Back up the ledger database: `make backup ENV=prod`.\n"
+    "3. Drain edge-2: `make lb-drain HOST=edge-2`.\n"
+    "4. Deploy to edge-2: `make deploy HOST=edge-2`.\n"
+    "5. Smoke test edge-2: `make smoke HOST=edge-2`."
+)
+
+
+def test_it_proposes_a_procedure_once_with_every_run_as_evidence():
+    run_one = (
+        "10:28 ledger release, following the runbook:\n"
+        "  1. announced the release in #ops\n"
+        "  2. backup: `make backup ENV=prod`, dump is fine\n"
+        "  3. drained edge-2: `make lb-drain HOST=edge-2`\n"
+        "  4. deployed to edge-2: `make deploy HOST=edge-2`\n"
+        "  5. smoke on edge-2: `make smoke HOST=edge-2` passed"
+    )
+    run_two = [
+        "07:40 step 2 — `make backup ENV=prod` done, dump looks right",
+        "07:45 step 3 — `make lb-drain HOST=edge-2`",
+        "07:46 step 4 — `make deploy HOST=edge-2` for the ledger",
+        "07:49 step 5 — `make smoke HOST=edge-2` passed",
+    ]
+    eps = [
+        ep(1, 0, RUNBOOK, source_trust=0.8, source_id=7),
+        ep(2, 1, run_one, source_id=8),
+        *(ep(10 + k, 3, text, source_id=9) for k, text in enumerate(run_two)),
+    ]
+    result = run_sweep(eps, now=NOW)
+
+    (cand,) = candidates_touching(result, [1, 2, 10, 11, 12, 13])
+    assert supports(cand) == [1, 2, 10, 11, 12, 13]
+    assert cand.page_target == "RUNBOOKS" and cand.memory_type == "procedural-candidate"
+    assert cand.text.startswith("1. Announce the release")
+
+
+def test_an_approved_runbook_is_reinforced_by_its_runs():
+    run_one = "\n".join(
+        f"{k}. " + line
+        for k, line in enumerate(
+            [
+                "announced the release in #ops",
+                "backup: `make backup ENV=prod`",
+                "drained edge-2: `make lb-drain HOST=edge-2`",
+                "deployed to edge-2: `make deploy HOST=edge-2`",
+            ],
+            start=1,
+        )
+    )
+    claim = ApprovedClaim(5, RUNBOOK, "RUNBOOKS")
+    result = run_sweep(
+        [ep(1, 0, run_one), ep(2, 2, run_one + "\n")], approved_claims=[claim], now=NOW
+    )
+
+    assert result.reinforced == {5: [1, 2]}
+    assert result.candidates == []
+
+
+def test_it_consolidates_a_recurring_problem_and_follows_its_ticket():
+    eps = [
+        ep(1, 0, "opened OPS-7 for the flaky test_invoice_rounding, nobody on it yet"),
+        ep(2, 1, "CI red again: `test_invoice_rounding`, same assert as before"),
+        ep(3, 2, "test_invoice_rounding failed again on main, third time this week"),
+        ep(4, 3, "test_invoice_rounding is still flaky under parallel workers"),
+    ]
+    open_result = run_sweep(eps, now=NOW)
+    (cand,) = candidates_touching(open_result, [1, 2, 3, 4])
+    assert supports(cand) == [1, 2, 3, 4]
+    assert cand.lifecycle == "active" and cand.page_target == "OPEN_QUESTIONS"
+    assert cand.signals["recurrence"] > 0
+    assert open_result.themes[0].label == "test_invoice_rounding"
+
+    closed = run_sweep([*eps, ep(5, 4, "08:15 closed OPS-7, fixed in the rounding code.")], now=NOW)
+    (cand,) = candidates_touching(closed, [1, 2, 3, 4])
+    assert cand.lifecycle == "closed" and cand.page_target == "SYSTEM_OVERVIEW"

@@ -167,3 +167,57 @@ def test_it_ends_a_log_entry_at_the_next_unindented_line():
         ("Bob is out until Monday.", None),
         ("note wrapped under it", None),
     ]
+
+
+def test_it_marks_fenced_and_prompted_tool_output_as_code():
+    got = blocks(
+        "- ran the cleanup\n"
+        "$ make migrate ENV=qa\n"
+        "```\n"
+        "Operations to perform:\n"
+        "  Apply all migrations: billing, auth\n"
+        "```\n"
+        "$ kubectl get pods\n"
+        "worker-1 Running\n"
+        "\n"
+        "The cleanup is done."
+    )
+    assert [(b.text, b.code) for b in got] == [
+        ("ran the cleanup", False),
+        ("$ make migrate ENV=qa", False),
+        ("Operations to perform: Apply all migrations: billing, auth", True),
+        ("$ kubectl get pods", False),
+        ("worker-1 Running", True),
+        ("The cleanup is done.", False),
+    ]
+    assert junk_reason(got[2].text, analyse(got[2].text), code=True) == "tool_output"
+
+
+def test_it_numbers_the_items_of_a_numbered_list():
+    got = blocks("1. Drain edge-1.\n2. Deploy to edge-1.\n- a bullet")
+    assert [b.number for b in got] == [1, 2, 0]
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("Grace, Heidi, Ivan, ops, me.", "name_list"),
+        ("that's not what the billing-export job does yet", "fragment"),
+        ("It was a real race in the ledger scheduler, not CI noise.", "fragment"),
+    ],
+)
+def test_it_calls_name_lists_and_leaning_fragments_junk(text, reason):
+    assert junk_reason(text, analyse(text)) == reason
+
+
+def test_it_keeps_lists_with_a_predicate_and_lists_of_things():
+    for text in (
+        "Grace, Heidi and Ivan own the ledger rotation.",
+        "Apps: `billing`, `ledger`, `search`, `auth`.",
+    ):
+        assert junk_reason(text, analyse(text)) is None
+
+
+def test_it_strips_a_leading_clock_time_from_display_text():
+    assert display_text("10:50 We moved the queue to cache-3.") == "We moved the queue to cache-3."
+    assert display_text("14:00–14:25 design review notes") == "design review notes"
