@@ -63,7 +63,7 @@ def test_serve_starts_web_and_worker_and_stops_both(tmp_path):
         start_new_session=True,
     )
     try:
-        deadline = time.time() + 30
+        deadline = time.time() + 60
         status = None
         while time.time() < deadline and status is None:
             try:

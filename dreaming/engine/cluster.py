@@ -221,31 +221,61 @@ TICKET_RE = re.compile(r"\b[A-Z][A-Z0-9]*(?:-[A-Z][A-Z0-9]*)*-\d+\b")  # TW-150,
 _HOST_REACH = 6  # tokens between a host and the version it runs
 _ENV_REACH = 3  # tokens around the anchor that may name its environment
 _NEG_REACH = 2  # tokens before the anchor a negation may govern it from
-_Tok = tuple[str, int, bool, bool]  # canonical, flags, is a version, is a ticket id
-# chunk -> (its tokens, holds a version, holds a host that is not a ticket id)
-_ANCHOR_MEMO: dict[str, tuple[tuple[_Tok, ...], bool, bool]] = {}
+_Tok = tuple[str, int]  # canonical form, flags
+# chunk -> (its tokens, local indices of versions, of hosts that are not ticket ids,
+# whether it holds a negation)
+_Chunk = tuple[tuple[_Tok, ...], tuple[int, ...], tuple[int, ...], bool]
+_ANCHOR_MEMO: dict[str, _Chunk] = {}
+_HOST_ENVS: dict[str, frozenset[str]] = {}
 _ANCHOR_MEMO_MAX = 200_000
 
 
-def _anchor_tokens(chunk: str) -> tuple[tuple[_Tok, ...], bool, bool]:
+def _anchor_chunk(chunk: str) -> _Chunk:
     """Classify one whitespace chunk's tokens once (chunks repeat across sentences)."""
-    got = _ANCHOR_MEMO.get(chunk)
-    if got is None:
-        if len(_ANCHOR_MEMO) >= _ANCHOR_MEMO_MAX:
-            _ANCHOR_MEMO.clear()
-        out: list[_Tok] = []
-        if not _TIME_CHUNK_RE.fullmatch(chunk):  # a clock time is when, never what
-            for tok in TOKEN_RE.findall(chunk):
-                canon, flags = token_info(tok)
-                version = bool(flags & NUM) and _VERSION_RE.fullmatch(tok.lower()) is not None
-                out.append((canon, flags, version, TICKET_RE.fullmatch(tok) is not None))
-        got = (
-            tuple(out),
-            any(t[2] for t in out),
-            any(t[1] & HOST and not t[3] for t in out),
-        )
-        _ANCHOR_MEMO[chunk] = got
+    if len(_ANCHOR_MEMO) >= _ANCHOR_MEMO_MAX:
+        _ANCHOR_MEMO.clear()
+    toks: list[_Tok] = []
+    versions: list[int] = []
+    hosts: list[int] = []
+    if not _TIME_CHUNK_RE.fullmatch(chunk):  # a clock time is when, never what
+        for tok in TOKEN_RE.findall(chunk):
+            canon, flags = token_info(tok)
+            if flags & NUM and _VERSION_RE.fullmatch(tok.lower()):
+                versions.append(len(toks))
+            elif flags & HOST and not TICKET_RE.fullmatch(tok):
+                hosts.append(len(toks))
+            toks.append((canon, flags))
+    got = (tuple(toks), tuple(versions), tuple(hosts), any(f & NEG_CUE for _, f in toks))
+    _ANCHOR_MEMO[chunk] = got
     return got
+
+
+def _envs_of(host: str) -> frozenset[str]:
+    got = _HOST_ENVS.get(host)
+    if got is None:
+        if len(_HOST_ENVS) >= _ANCHOR_MEMO_MAX:
+            _HOST_ENVS.clear()
+        got = _HOST_ENVS[host] = frozenset(host_envs(host))
+    return got
+
+
+# A sentence reporting what happened ("Deployed worker v1.4 to tw-app-1") is a timeline
+# entry, not a standing fact; ordinary clustering keeps such entries apart by their
+# other details. Skipping them also spares the token walk most lines of a busy log.
+PAST_EVENTS = frozenset(
+    word_list(
+        """
+    deployed released upgraded downgraded bumped rolled installed uninstalled merged tagged
+    shipped built published pushed restarted rebooted scaled took ran started stopped failed
+    reached hit spiked increased decreased grew dropped migrated reverted
+    """
+    )
+)
+
+
+def may_anchor(f: Features) -> bool:
+    """Cheap test on a sentence's features: could it hold a fact anchor at all?"""
+    return bool(f.hosts) and bool(f.values) and PAST_EVENTS.isdisjoint(f.content)
 
 
 def fact_anchor(text: str) -> Anchor | None:
@@ -260,19 +290,23 @@ def fact_anchor(text: str) -> Anchor | None:
     get = _ANCHOR_MEMO.get
     toks: list[_Tok] = []
     versions: list[int] = []
-    has_host = False
+    hosts: list[int] = []
+    negated = False
     for c in text.split():
-        part, version, host = get(c) or _anchor_tokens(c)
-        if version:
-            versions.extend(len(toks) + k for k, t in enumerate(part) if t[2])
-        has_host |= host
+        part, v, h, neg = get(c) or _anchor_chunk(c)
+        if v:
+            at = len(toks)
+            versions += [at + k for k in v]
+        if h:
+            at = len(toks)
+            hosts += [at + k for k in h]
+        negated |= neg
         toks += part
-    if not versions or not has_host:
+    if not versions or not hosts:
         return None  # most sentences: no version, or no host to run it on
     found: set[Anchor] = set()
     n = len(toks)
     for vi in versions:
-        canon = toks[vi][0]
         if vi + 1 < n and toks[vi + 1][0] in _MEASURE_UNITS:
             continue
         pi = vi - 1
@@ -281,17 +315,16 @@ def fact_anchor(text: str) -> Anchor | None:
         if pi < 0 or toks[pi][1] & (NOT_SUBJECT | HOST | ENV):
             continue  # "to v1.2", "at 16": the number is not a product's version
         product = toks[pi][0]
-        lo_v, hi_v = max(0, pi - _HOST_REACH), min(n, vi + _HOST_REACH + 1)
-        for hi in range(lo_v, hi_v):
-            host, hflags, _, ticket = toks[hi]
-            if not hflags & HOST or ticket:
+        value = frozenset({toks[vi][0]})
+        for hi in hosts:
+            if hi < pi - _HOST_REACH or hi > vi + _HOST_REACH:
                 continue
             lo, top = min(hi, pi), max(hi, vi)
-            if any(t[1] & NEG_CUE for t in toks[max(0, lo - _NEG_REACH) : top + 1]):
-                values = frozenset({canon}) | NOT_MARK
-            else:
-                values = frozenset({canon})
-            envs = frozenset(host_envs(host))
+            values = value
+            if negated and any(t[1] & NEG_CUE for t in toks[max(0, lo - _NEG_REACH) : top + 1]):
+                values = value | NOT_MARK
+            host = toks[hi][0]
+            envs = _envs_of(host)
             if not envs:
                 # The host name says nothing: the words around the anchor may.
                 window = toks[max(0, lo - _ENV_REACH) : top + _ENV_REACH + 1]

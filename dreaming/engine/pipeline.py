@@ -41,7 +41,14 @@ from itertools import chain
 import numpy as np
 
 from . import conflicts as conf
-from .cluster import TICKET_RE, core_terms, fact_anchor, split_by_value, subject_groups
+from .cluster import (
+    TICKET_RE,
+    core_terms,
+    fact_anchor,
+    may_anchor,
+    split_by_value,
+    subject_groups,
+)
 from .consolidate import REDACTION_MARK, Choice, choose, snippet, text_key
 from .dedupe import Identity, TokenHasher, exact_groups, near_duplicate_groups
 from .policy import Policy
@@ -129,20 +136,22 @@ class _Cluster:
     """One fact: sentences with the same subject, identity and value."""
 
     __slots__ = (
-        "aliases",
         "claim_opposed",
         "conflicts",
         "contested",
         "contradict",
-        "episodes",
         "group",
-        "kind",
-        "label",
-        "text_episode",
-        "text_units",
         "units",
         "values",
     )
+    # What only a procedure or a theme sets (see _Special); plain class attributes, so
+    # the hundred thousand ordinary facts of a big sweep carry none of them.
+    kind = "fact"
+    text_episode: int | None = None
+    text_units: Sequence[int] = ()
+    label: str | None = None
+    aliases: frozenset[str] = frozenset()
+    episodes: list[int] | None = None
 
     # A plain class: there are ~one per sentence, and a dataclass's default factories
     # cost more than the rest of the clustering bookkeeping.
@@ -154,10 +163,19 @@ class _Cluster:
         self.conflicts: list[int] = []
         self.contested: str | None = None
         self.claim_opposed = False  # an approved claim in this cluster is on the other side
-        self.kind = "fact"  # "fact" | "procedure" | "theme"
+
+
+class _Special(_Cluster):
+    """A procedure or a recurring theme: one candidate for many otherwise separate facts."""
+
+    __slots__ = ("aliases", "episodes", "kind", "label", "text_episode", "text_units")
+
+    def __init__(self, kind: str, units: list[int]) -> None:
+        super().__init__(units, -1, frozenset())
+        self.kind = kind  # "procedure" | "theme"
         # A procedure's text: the episode it is written out in, else its steps' sentences.
         self.text_episode: int | None = None
-        self.text_units: list[int] = []
+        self.text_units: Sequence[int] = ()
         self.label: str | None = None  # a theme's identifier, a procedure's step count
         self.aliases: frozenset[str] = frozenset()  # tickets naming a theme's work
         self.episodes: list[int] | None = None  # fixed evidence (a procedure's texts)
@@ -323,7 +341,7 @@ class _Sweep:
                     rows.append((s, si, box, heading, code))
                     box = None  # a checkbox marks its item's first sentence, not the rest
                 # "tep " is in every "step N"/"Step N" label; most blocks skip the regex.
-                if number or heading or code or "tep " not in text[:18]:
+                if number or heading or code or text.find("tep ", 0, 18) < 0:
                     step = number
                 else:
                     step = step_label(text)
@@ -392,27 +410,32 @@ class _Sweep:
         self.group_units: list[list[int]] = []
         instances: list[Instance] = []
         fragments: list[tuple[int, int, float, int, list[int], list[int]]] = []
+        rep_steps = self.rep_steps
         for gidx, members in enumerate(self.groups):
             mine: list[int] = []
-            row_unit: list[int] = []
+            # Which unit each sentence became, kept only for the rare text holding steps.
+            steps_at = rep_steps.get(self.group_rep[gidx]) if rep_steps else None
+            row_unit: list[int] | None = [] if steps_at else None
             for s, si, box, heading, code in self.rep_sents[self.group_rep[gidx]]:
                 # Tool output shares no unit with prose that happens to read the same.
                 key = "\x00" + s if code else s
                 u = None if heading else unit_of.get(key)
-                row_unit.append(-1 if u is None else u)
                 if u is None:
                     f = self.sent_feats[si]
                     u = U.add(s, f, None, junk_reason(s, f, heading, code), box)
-                    row_unit[-1] = u
                     if not heading:
                         unit_of[key] = u
-                elif u in mine:
-                    continue  # the same sentence twice in one text counts once
+                    if row_unit is not None:
+                        row_unit.append(u)
+                else:
+                    if row_unit is not None:
+                        row_unit.append(u)
+                    if u in mine:
+                        continue  # the same sentence twice in one text counts once
                 U.eps[u].extend(members)
                 mine.append(u)
             self.group_units.append(mine)
-            steps_at = self.rep_steps.get(self.group_rep[gidx])
-            if steps_at:
+            if steps_at and row_unit is not None:
                 self._collect_steps(steps_at, row_unit, members, instances, fragments)
         for c in self.claims:
             steps: dict[int, list[int]] = {}
@@ -470,12 +493,12 @@ class _Sweep:
             t = int(e.occurred_at.timestamp())
             fragments.append((e.source_id, t, trust, step, units, list(members)))
 
-    def _procedures(self) -> list[_Cluster]:
+    def _procedures(self) -> list[_Special]:
         """One cluster per procedure written or run at least twice (see procedure.py)."""
         inst, U = self.instances, self.U
         if len(inst) < 2:
             return []
-        out: list[_Cluster] = []
+        out: list[_Special] = []
         taken: set[int] = set()
         for group in same_procedures(inst, U.feat):
             members = [inst[x] for x in group]
@@ -494,8 +517,8 @@ class _Sweep:
             # The written procedure (a whole text, most trusted, most steps) speaks for it;
             # the candidate text is that text, so it stays grounded in one episode.
             canon = max(members, key=lambda m: (m.whole is not None, m.trust, len(m.steps)))
-            c = _Cluster(units, -1, frozenset())
-            c.kind, c.text_episode = "procedure", canon.whole
+            c = _Special("procedure", units)
+            c.text_episode = canon.whole
             c.text_units = list(
                 dict.fromkeys(u for k in sorted(canon.steps) for u in canon.steps[k])
             )
@@ -506,7 +529,7 @@ class _Sweep:
             out.append(c)
         return out
 
-    def _themes(self, active: list[int]) -> list[_Cluster]:
+    def _themes(self, active: list[int]) -> list[_Special]:
         """One cluster per identifier that keeps coming back (see reflect.py)."""
         U, ep_day = self.U, self.ep_day
         flagged = [bool(e.risk_flags) for e in self.eps]
@@ -523,11 +546,11 @@ class _Sweep:
             lambda x: {ep_day[i] for i in U.eps[cand[x]]},
             self.policy.theme_min_days,
         )
-        out: list[_Cluster] = []
+        out: list[_Special] = []
         for term, idx in found:
             units = sorted(cand[x] for x in idx)
-            c = _Cluster(units, -1, frozenset())
-            c.kind, c.label = "theme", term
+            c = _Special("theme", units)
+            c.label = term
             # A ticket opened for the problem names the same line of work: closing the
             # ticket closes the theme ("closed TW-1" after "opened TW-1: flaky test_x").
             c.aliases = frozenset(t.lower() for u in units for t in TICKET_RE.findall(U.text[u]))
@@ -554,12 +577,11 @@ class _Sweep:
             special += themes
         # Entity anchors first (see cluster.py): a host + product + version stated by two
         # or more sentences is one subject whatever else they say. Only sentences naming
-        # both a host and a number can hold one, so most skip the token walk.
+        # a host and a number, and reporting no event, can hold one; most skip the walk.
         by_subject: dict[tuple[str, str, frozenset[str]], list[int]] = {}
         anchor_values: dict[int, frozenset[str]] = {}
         for u in active:
-            f = U.feat[u]
-            if f.hosts and f.values:
+            if may_anchor(U.feat[u]):
                 a = fact_anchor(U.text[u])
                 if a is not None:
                     anchor_values[u] = a.values
@@ -577,6 +599,7 @@ class _Sweep:
         groups += [c.units for c in special]
         groups.sort(key=lambda g: g[0])  # deterministic: by first member, as before
         special_by_first = {c.units[0]: c for c in special}
+        self.special_clusters: list[int] = []  # cluster indices of procedures and themes
         self.group_parts: list[list[int]] = []  # subject group -> cluster indices
         for gi, members in enumerate(groups):
             idxs = []
@@ -584,6 +607,7 @@ class _Sweep:
             if got is not None and got.units is members:
                 got.group = gi
                 self.group_parts.append([len(self.clusters)])
+                self.special_clusters.append(len(self.clusters))
                 self.clusters.append(got)
                 continue
             if members[0] in taken:
@@ -657,11 +681,12 @@ class _Sweep:
                         targets.add(ci)
             for ci in targets:
                 applies.setdefault(ci, []).append(state)
-        for ci, c in enumerate(clusters):
-            if c.aliases:
+        for ci in self.special_clusters:
+            aliases = clusters[ci].aliases
+            if aliases:
                 # A theme also follows the tickets opened for it (see _themes).
                 for key, state in folded.items():
-                    if isinstance(key, frozenset) and key & c.aliases:
+                    if isinstance(key, frozenset) and key & aliases:
                         applies.setdefault(ci, []).append(state)
         now = self.now
         self.lifecycles: list[tuple[str, Event | None]] = [

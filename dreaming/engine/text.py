@@ -675,7 +675,8 @@ def blocks(content: str) -> list[Block]:
             if bullet:
                 stripped = stripped[bullet.end() :]
                 starts_new = True
-                number = int(bullet.group(1) or 0)
+                digits = bullet.group(1)
+                number = int(digits) if digits else 0
         box_state = None
         if stripped[:1] == "[":
             box = _CHECKBOX_RE.match(stripped)
