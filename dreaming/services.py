@@ -214,7 +214,7 @@ def _compute(run: DreamRun) -> _Computed:
     )
     first_run = project.dream_watermark == 0 and backfill is None
     batch = select.plan_batch(rows, policy, first_run=first_run, backfill=backfill)
-    episodes = _load_episodes(project, batch.ids)
+    episodes, security = _load_episodes(project, batch.ids)
     _phase(run, "light", status="running", selected=len(episodes), note=batch.note)
     claims = [
         ApprovedClaim(pk, text, page, subject or None)
@@ -234,20 +234,21 @@ def _compute(run: DreamRun) -> _Computed:
         result=result,
         batch=batch,
         bytes_read=sum(len(e.content.encode()) for e in episodes.values()),
-        security=dict(
-            _in_range(project, batch.ids)
-            .exclude(security_class=SecurityClass.INTERNAL)
-            .values_list("id", "security_class")
-        ),
+        security=security,
     )
 
 
-def _load_episodes(project: Project, ids: tuple[int, ...]) -> dict[int, Ep]:
-    """Load the batch by id range (an `IN` of 100k ids would exceed SQLite's limits)."""
-    if not ids:
-        return {}
-    wanted = set(ids)
+def _load_episodes(project: Project, ids: tuple[int, ...]) -> tuple[dict[int, Ep], dict[int, str]]:
+    """Load the batch by id range (an `IN` of 100k ids would exceed SQLite's limits).
+
+    Also returns the security class of each episode stricter than internal, read in the
+    same pass, for the candidates built on them.
+    """
     out: dict[int, Ep] = {}
+    security: dict[int, str] = {}
+    if not ids:
+        return out, security
+    wanted = set(ids)
     qs = (
         _in_range(project, ids)
         .filter(status=Episode.Status.ACTIVE)
@@ -263,6 +264,7 @@ def _load_episodes(project: Project, ids: tuple[int, ...]) -> dict[int, Ep]:
             "trust",
             "flags",
             "tags",
+            "security_class",
         )
         .order_by("id")
     )
@@ -278,9 +280,12 @@ def _load_episodes(project: Project, ids: tuple[int, ...]) -> dict[int, Ep]:
         trust,
         flags,
         tags,
+        security_class,
     ) in qs.iterator(chunk_size=5000):
         if pk not in wanted:
             continue
+        if security_class != SecurityClass.INTERNAL:
+            security[pk] = security_class
         out[pk] = Ep(
             id=pk,
             occurred_at=occurred,
@@ -293,7 +298,7 @@ def _load_episodes(project: Project, ids: tuple[int, ...]) -> dict[int, Ep]:
             risk_flags=tuple(flags),
             tags=tuple(tags),
         )
-    return out
+    return out, security
 
 
 def _in_range(project: Project, ids) -> QuerySet[Episode]:

@@ -478,27 +478,9 @@ class AuditEvent(ImmutableModel):
         return f"{self.at:%Y-%m-%d %H:%M} {self.actor} {self.action} {self.object_type}"
 
     @classmethod
-    def record(
-        cls,
-        *,
-        actor: Any,
-        action: str,
-        obj: models.Model,
-        project: Project | None = None,
-        before: Any = None,
-        after: Any = None,
-        note: str = "",
-    ) -> AuditEvent:
-        """Write one audit row; `actor` is a user, an agent label or "system"."""
-        event = cls.build(
-            actor=actor,
-            action=action,
-            obj=obj,
-            project=project,
-            before=before,
-            after=after,
-            note=note,
-        )
+    def record(cls, **fields: Any) -> AuditEvent:
+        """Write one audit row; takes the arguments of `build`."""
+        event = cls.build(**fields)
         event.save()
         return event
 
@@ -514,7 +496,7 @@ class AuditEvent(ImmutableModel):
         after: Any = None,
         note: str = "",
     ) -> AuditEvent:
-        """An unsaved audit row, for callers that insert many in one statement."""
+        """An unsaved audit row; `actor` is a user, an agent label or "system"."""
         if project is None:
             project = obj if isinstance(obj, Project) else getattr(obj, "project", None)
         return cls(

@@ -6,7 +6,7 @@ refuses; a refusal leaves a `review.denied` audit row so attempts are visible.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, timedelta
@@ -245,38 +245,61 @@ def _approval_episode(project: Project, reviewer: AbstractBaseUser, claim: Claim
     )
 
 
-def candidate_reject(
-    *, candidate: Candidate, reviewer: AbstractBaseUser, seen: FormState, reason: str
+def _decide(
+    candidate: Candidate,
+    reviewer: AbstractBaseUser,
+    seen: FormState,
+    *,
+    action: str,
+    status: str,
+    note: str,
+    refuse: Callable[[Candidate], tuple[str, int] | None] = lambda current: None,
 ) -> None:
-    with _refusals_audited(candidate, reviewer, "reject"), transaction.atomic():
-        current = _check(candidate, reviewer, "reject", seen)
-        if not reason.strip():
-            raise ReviewRefused("say why you reject it (a reason is required)", 400)
+    """A decision that ends in a status change and a review row (reject, defer)."""
+    with _refusals_audited(candidate, reviewer, action), transaction.atomic():
+        current = _check(candidate, reviewer, action, seen)
+        if (refusal := refuse(current)) is not None:
+            raise ReviewRefused(*refusal)
         Review.objects.create(
             candidate=current,
             reviewer=reviewer,
-            action=Review.Action.REJECT,
-            note=reason,
+            action=action,
+            note=note,
             before_text=current.text,
         )
-        current.transition(Candidate.Status.REJECTED, actor=reviewer, note=reason)
+        current.transition(status, actor=reviewer, note=note)
+
+
+def candidate_reject(
+    *, candidate: Candidate, reviewer: AbstractBaseUser, seen: FormState, reason: str
+) -> None:
+    _decide(
+        candidate,
+        reviewer,
+        seen,
+        action=Review.Action.REJECT,
+        status=Candidate.Status.REJECTED,
+        note=reason,
+        refuse=lambda current: (
+            None if reason.strip() else ("say why you reject it (a reason is required)", 400)
+        ),
+    )
 
 
 def candidate_defer(
     *, candidate: Candidate, reviewer: AbstractBaseUser, seen: FormState, note: str = ""
 ) -> None:
-    with _refusals_audited(candidate, reviewer, "defer"), transaction.atomic():
-        current = _check(candidate, reviewer, "defer", seen)
-        if current.status == Candidate.Status.DEFERRED:
-            raise ReviewRefused("already deferred", 409)
-        Review.objects.create(
-            candidate=current,
-            reviewer=reviewer,
-            action=Review.Action.DEFER,
-            note=note,
-            before_text=current.text,
-        )
-        current.transition(Candidate.Status.DEFERRED, actor=reviewer, note=note)
+    _decide(
+        candidate,
+        reviewer,
+        seen,
+        action=Review.Action.DEFER,
+        status=Candidate.Status.DEFERRED,
+        note=note,
+        refuse=lambda current: (
+            ("already deferred", 409) if current.status == Candidate.Status.DEFERRED else None
+        ),
+    )
 
 
 def candidate_merge(
