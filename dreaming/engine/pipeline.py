@@ -31,6 +31,7 @@ Each phase is one method of ``_Sweep`` and is timed on its own (``SweepResult.ti
 
 from __future__ import annotations
 
+import math
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -41,14 +42,7 @@ from itertools import chain
 import numpy as np
 
 from . import conflicts as conf
-from .cluster import (
-    TICKET_RE,
-    core_terms,
-    fact_anchor,
-    may_anchor,
-    split_by_value,
-    subject_groups,
-)
+from .cluster import TICKET_RE, core_terms
 from .consolidate import REDACTION_MARK, Choice, choose, snippet, text_key
 from .dedupe import Identity, TokenHasher, exact_groups, near_duplicate_groups
 from .policy import Policy
@@ -66,6 +60,7 @@ from .reflect import (
 )
 from .route import Route, route
 from .score import EvidenceView, recall_for, signals, weighted
+from .similar import TermIndex, neighbours, star_groups, terms_of
 from .text import (
     _EMPTY,
     DECIDE_CUE,
@@ -95,6 +90,8 @@ from .types import (
 
 _MAX_SENTENCES_PER_EPISODE = 40  # a pasted page must not dominate a sweep's cost
 _MAX_CONTRADICT_IDS = 50
+# Two sentences longer than this together are no longer one claim read at a glance.
+_MAX_PAIR_CHARS = 320
 
 
 def run_sweep(
@@ -136,6 +133,7 @@ class _Cluster:
     """One fact: sentences with the same subject, identity and value."""
 
     __slots__ = (
+        "blocks",
         "claim_opposed",
         "conflicts",
         "contested",
@@ -163,6 +161,7 @@ class _Cluster:
         self.conflicts: list[int] = []
         self.contested: str | None = None
         self.claim_opposed = False  # an approved claim in this cluster is on the other side
+        self.blocks: list[tuple[int, ...]] = []  # the blocks stating the fact, centre first
 
 
 class _Special(_Cluster):
@@ -320,7 +319,8 @@ class _Sweep:
         feats: list[Features] = []
         self.sent_feats = feats
         # (sentence, sentence id, checkbox, heading, code) per sentence of each text
-        self.rep_sents: list[list[tuple[str, int, str | None, bool, bool]]] = []
+        # (sentence, sentence id, checkbox, heading, code, block number) per sentence
+        self.rep_sents: list[list[tuple[str, int, str | None, bool, bool, int]]] = []
         members: list[int] = []  # sentence ids of every text, concatenated
         offsets = [0]
         limit = _MAX_SENTENCES_PER_EPISODE
@@ -328,8 +328,8 @@ class _Sweep:
         # exact group -> (row, step number, numbered?) for texts holding procedure steps
         self.rep_steps: dict[int, list[tuple[int, int, bool]]] = {}
         for gi, g in enumerate(exact):
-            rows: list[tuple[str, int, str | None, bool, bool]] = []
-            for text, heading, box, code, number in blocks(eps[g[0]].content):
+            rows: list[tuple[str, int, str | None, bool, bool, int]] = []
+            for bno, (text, heading, box, code, number) in enumerate(blocks(eps[g[0]].content)):
                 start = len(rows)
                 # A heading or a block of tool output is one unit: splitting it into
                 # "sentences" would only make more junk to carry around.
@@ -338,7 +338,7 @@ class _Sweep:
                     if si is None:
                         si = index[s] = len(feats)
                         feats.append(analyse(s))
-                    rows.append((s, si, box, heading, code))
+                    rows.append((s, si, box, heading, code, bno))
                     box = None  # a checkbox marks its item's first sentence, not the rest
                 # "tep " is in every "step N"/"Step N" label; most blocks skip the regex.
                 if number or heading or code or text.find("tep ", 0, 18) < 0:
@@ -357,7 +357,7 @@ class _Sweep:
                 if si is None:
                     si = index[""] = len(feats)
                     feats.append(analyse(""))
-                rows.append(("", si, None, False, False))
+                rows.append(("", si, None, False, False, 0))
             self.rep_sents.append(rows)
             members.extend([r[1] for r in rows])
             offsets.append(len(members))
@@ -411,12 +411,20 @@ class _Sweep:
         instances: list[Instance] = []
         fragments: list[tuple[int, int, float, int, list[int], list[int]]] = []
         rep_steps = self.rep_steps
+        # Each distinct block (a bullet, a paragraph, a turn) as its sentences' units, in
+        # order: a fact is usually stated across the sentences of one block.
+        blocks_seen: dict[tuple[int, ...], None] = {}
         for gidx, members in enumerate(self.groups):
             mine: list[int] = []
             # Which unit each sentence became, kept only for the rare text holding steps.
             steps_at = rep_steps.get(self.group_rep[gidx]) if rep_steps else None
             row_unit: list[int] | None = [] if steps_at else None
-            for s, si, box, heading, code in self.rep_sents[self.group_rep[gidx]]:
+            block_no, block = -1, []
+            for s, si, box, heading, code, bno in self.rep_sents[self.group_rep[gidx]]:
+                if bno != block_no:
+                    if block:
+                        blocks_seen.setdefault(tuple(block), None)
+                    block_no, block = bno, []
                 # Tool output shares no unit with prose that happens to read the same.
                 key = "\x00" + s if code else s
                 u = None if heading else unit_of.get(key)
@@ -425,32 +433,38 @@ class _Sweep:
                     u = U.add(s, f, None, junk_reason(s, f, heading, code), box)
                     if not heading:
                         unit_of[key] = u
-                    if row_unit is not None:
-                        row_unit.append(u)
-                else:
-                    if row_unit is not None:
-                        row_unit.append(u)
-                    if u in mine:
-                        continue  # the same sentence twice in one text counts once
+                if row_unit is not None:
+                    row_unit.append(u)
+                if not heading and not code and u not in block:
+                    block.append(u)
+                if u in mine:
+                    continue  # the same sentence twice in one text counts once
                 U.eps[u].extend(members)
                 mine.append(u)
+            if block:
+                blocks_seen.setdefault(tuple(block), None)
             self.group_units.append(mine)
             if steps_at and row_unit is not None:
                 self._collect_steps(steps_at, row_unit, members, instances, fragments)
         for c in self.claims:
             steps: dict[int, list[int]] = {}
+            claim_block: list[int] = []
             for b in blocks(c.text):
                 for s in sentences(b.text):
                     f = analyse(s)
                     if f.subject:
                         u = U.add(s, f, c.id, None, None)
+                        claim_block.append(u)
                         if b.number:
                             steps.setdefault(b.number, []).append(u)
+            if claim_block:  # a claim is one statement, whatever blocks it spans
+                blocks_seen.setdefault(tuple(claim_block), None)
             if len(steps) >= MIN_STEPS:  # an approved runbook: runs of it reinforce it
                 instances.append(Instance(steps, [], 1.0))
         fragments.sort(key=lambda f: (f[1], min(f[5])))
         instances.extend(chain_labelled(fragments))
         self.instances = instances
+        self.blocks = list(blocks_seen)
         for x in U.eps:
             if len(x) > 1:
                 x[:] = sorted(set(x))
@@ -557,6 +571,49 @@ class _Sweep:
             out.append(c)
         return out
 
+    def _paraphrase_groups(self, active: list[int]) -> list[tuple[list[int], list[tuple[int, ...]]]]:
+        """Group the blocks that state one fact (similar.py); return each group's units.
+
+        A block (a bullet, a paragraph, a chat turn) is the unit of grouping: a fact is
+        often spread over its sentences ("Decided: the app stays a PWA. No native builds
+        this year."), and its terms together say what the block is about.
+        """
+        U = self.U
+        feat = U.feat
+        live = set(active)
+        items: dict[tuple[int, ...], None] = {}
+        for b in self.blocks:
+            kept = tuple(u for u in b if u in live)
+            if kept:
+                items.setdefault(kept, None)
+        seen = {u for it in items for u in it}
+        for u in active:
+            if u not in seen:
+                items.setdefault((u,), None)
+        item_units = list(items)
+        term_sets = [frozenset().union(*(terms_of(feat[u]) for u in it)) for it in item_units]
+        near = neighbours(term_sets, TermIndex(term_sets), self.policy.paraphrase_factor)
+        hosts = [frozenset().union(*(feat[u].hosts for u in it)) for it in item_units]
+        envs = [frozenset().union(*(feat[u].envs for u in it)) for it in item_units]
+
+        def compatible(a: int, b: int) -> bool:
+            # Two hosts or two environments are two things, however alike the wording.
+            return (not hosts[a] or not hosts[b] or hosts[a] == hosts[b]) and (
+                not envs[a] or not envs[b] or envs[a] == envs[b]
+            )
+
+        trust = self.u_trust
+        prefer = [max(trust[u] for u in it) for it in item_units]
+        groups: list[tuple[list[int], list[tuple[int, ...]]]] = []
+        taken: set[int] = set()
+        for members in star_groups(len(item_units), near, compatible, prefer):
+            units = [u for m in members for u in item_units[m] if u not in taken]
+            units = list(dict.fromkeys(units))
+            if units:
+                taken.update(units)
+                groups.append((sorted(units), [item_units[m] for m in members]))
+        return groups
+
     def cluster(self) -> None:
         """Group units by subject under the identity guard, then split facts by value.
 
@@ -575,27 +632,9 @@ class _Sweep:
             done = {u for c in themes for u in c.units}
             active = [u for u in active if u not in done]
             special += themes
-        # Entity anchors first (see cluster.py): a host + product + version stated by two
-        # or more sentences is one subject whatever else they say. Only sentences naming
-        # a host and a number, and reporting no event, can hold one; most skip the walk.
-        by_subject: dict[tuple[str, str, frozenset[str]], list[int]] = {}
-        anchor_values: dict[int, frozenset[str]] = {}
-        for u in active:
-            if may_anchor(U.feat[u]):
-                a = fact_anchor(U.text[u])
-                if a is not None:
-                    anchor_values[u] = a.values
-                    by_subject.setdefault(a.subject, []).append(u)
-        anchored = [units for units in by_subject.values() if len(units) > 1]
-        taken = {u for units in anchored for u in units}
-        rest = [u for u in active if u not in taken] if taken else active
-        sg = subject_groups(
-            [U.feat[u] for u in rest],
-            self.policy.cluster_jaccard,
-            self.hasher,
-            self.identity.take(np.asarray(rest, dtype=np.int64)),
-        )
-        groups = [[rest[m] for m in members] for members in sg] + anchored
+        para = self._paraphrase_groups(active)
+        groups = [units for units, _ in para]
+        block_of = {units[0]: blks for units, blks in para}
         groups += [c.units for c in special]
         groups.sort(key=lambda g: g[0])  # deterministic: by first member, as before
         special_by_first = {c.units[0]: c for c in special}
@@ -610,25 +649,18 @@ class _Sweep:
                 self.special_clusters.append(len(self.clusters))
                 self.clusters.append(got)
                 continue
-            if members[0] in taken:
-                # The anchor's own value and polarity split the facts; a "don't" or a
-                # second number elsewhere in a long sentence is not about it.
-                parts: dict[frozenset[str], list[int]] = {}
-                for u in members:
-                    parts.setdefault(anchor_values[u], []).append(u)
-                split = sorted(parts.items(), key=lambda vp: vp[1][0])
-            else:
-                split = split_by_value(members, U.feat)
-            for values, part in split:
-                idxs.append(len(self.clusters))
-                self.clusters.append(_Cluster(units=part, group=gi, values=values))
+            # A restated fact is one fact whatever incidental numbers each wording
+            # carries; a changed value inside the group is a conflict (find_conflicts).
+            idxs.append(len(self.clusters))
+            fact = _Cluster(units=members, group=gi, values=_EMPTY)
+            fact.blocks = block_of.get(members[0], [])
+            self.clusters.append(fact)
             self.group_parts.append(idxs)
         self.unit_cluster = [-1] * self.n_units
         for ci, c in enumerate(self.clusters):
             for u in c.units:
                 self.unit_cluster[u] = ci
         self.counts["subjects"] = len(groups)
-        self.counts["anchored_subjects"] = len(anchored)
         self.counts["procedures"] = sum(1 for c in special if c.kind == "procedure")
         self.counts["recurring_themes"] = sum(1 for c in special if c.kind == "theme")
         self.counts["clusters"] = len(self.clusters)
@@ -882,7 +914,12 @@ class _Sweep:
                         continue
             support_set = set(support)
             text_units = [u for u in c.units if U.eps[u] and not support_set.isdisjoint(U.eps[u])]
-            got = self._procedure_text(c, support_set) if c.kind == "procedure" else None
+            if c.kind == "procedure":
+                got = self._procedure_text(c, support_set)
+            elif c.blocks:
+                got = self._block_text(c, support_set)
+            else:
+                got = None
             if got is not None:
                 choice = got
             else:
@@ -924,6 +961,47 @@ class _Sweep:
                 )
             )
         self.reinforced = {cid: sorted(v) for cid, v in sorted(reinforced.items())}
+
+    def _block_text(self, c: _Cluster, support: set[int]) -> Choice | None:
+        """The fact in its best-supported wording: one or two adjacent sentences of a block.
+
+        The window covering most of the terms the group's blocks share wins (then the more
+        trusted source, a well-formed sentence, the shorter text): extractive, so every
+        candidate is a sentence someone wrote, and the adjacent sentence is added only when
+        it carries shared terms the first lacks ("Decided: the app stays a PWA. No native
+        builds this year.").
+        """
+        U, limit = self.U, self.policy.snippet_max_chars
+        blocks = [b for b in c.blocks if any(not support.isdisjoint(U.eps[u]) for u in b)]
+        if not blocks:
+            return None
+        terms = {u: terms_of(U.feat[u]) for b in blocks for u in b}
+        counts: Counter[str] = Counter()
+        for b in blocks:
+            counts.update(frozenset().union(*(terms[u] for u in b)))
+        need = max(2, math.ceil(len(blocks) / 2)) if len(blocks) > 1 else 1
+        core = {t for t, k in counts.items() if k >= need} or set(counts)
+        best: tuple | None = None
+        for b in blocks:
+            ok = [u for u in b if not U.junk[u] and REDACTION_MARK not in U.text[u]]
+            for k, u in enumerate(ok):
+                windows = [(u,)]
+                if k + 1 < len(ok) and b.index(ok[k + 1]) == b.index(u) + 1:
+                    windows.append((u, ok[k + 1]))
+                for w in windows:
+                    text = " ".join(display_text(U.text[x]) for x in w)
+                    if len(w) > 1 and len(text) > _MAX_PAIR_CHARS:
+                        continue
+                    got = frozenset().union(*(terms[x] for x in w)) & core
+                    if len(w) > 1 and got == (terms[w[0]] & core):
+                        continue  # the second sentence adds nothing the group shares
+                    well_formed = text[:1].isupper() and text[-1:] in ".!?"
+                    key = (-len(got), -self.u_trust[u], not well_formed, len(text), w)
+                    if best is None or key < best[0]:
+                        best = (key, w, text)
+        if best is None:
+            return None
+        return Choice(best[1][0], trim_snippet(best[2], limit))
 
     def _procedure_text(self, c: _Cluster, support: set[int]) -> Choice | None:
         """A procedure's text from its live evidence: the written form, else its steps."""

@@ -82,6 +82,11 @@ class Policy:
     # "staging DB is Postgres 16 (host db-staging-2)" with "staging runs on postgres 16 —
     # db-staging-2" while the identity guard keeps other hosts and versions apart.
     cluster_jaccard: float = 0.5
+    # Blocks stating the same fact in other words (similar.py) share at least two terms
+    # whose summed idf exceeds this multiple of 2 ln n nats (n blocks in the sweep): at
+    # 1.0 such an overlap is expected less than once among all pairs by chance, which
+    # holds for any corpus size; raise it for stricter grouping.
+    paraphrase_factor: float = 1.0
     theme_min_days: int = 3
     max_themes: int = 20
     # Evidence flags (exact, or a prefix ending in ':') that block a candidate outright.
@@ -142,6 +147,7 @@ _RANGES: dict[str, tuple[type, float | None, float | None]] = {
     "max_deferred": (int, 0, None),
     "near_dup_jaccard": (float, 0.05, 1.0),
     "cluster_jaccard": (float, 0.05, 1.0),
+    "paraphrase_factor": (float, 0.1, 10.0),
     "theme_min_days": (int, 1, None),
     "max_themes": (int, 0, None),
     "snippet_max_chars": (int, 80, None),
