@@ -1,0 +1,158 @@
+"""PII detection: e-mail addresses, phone and card numbers, IBANs.
+
+Each detector sits behind a byte-level prefilter on ASCII text, so text without the
+right shape of digits or capitals never reaches a regex.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["find_pii", "iban_ok", "luhn_ok"]
+
+_ALNUM = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+# Anchored on the "@" (a literal, so the engine skips straight to it); the local part is
+# walked backwards in Python.
+_EMAIL_DOMAIN = re.compile(r"@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
+_EMAIL_LOCAL = frozenset(_ALNUM + "._%+-")
+# File names like icon@2x.png and git@github.com look like addresses but are not people.
+_NOT_TLDS = frozenset(
+    {"png", "jpg", "jpeg", "gif", "svg", "webp", "js", "ts", "py", "json", "css", "html", "txt"}
+)
+
+# One pass finds every digit run that could be a phone or card number; Python classifies.
+# The look-behind (after the first character, so the engine can still skip to candidate
+# characters) stops matches from starting mid-token: ids, versions, decimals, emails.
+_NUMBER_RUN = re.compile(
+    # ASCII classes on purpose: \d and \w test Unicode categories and are markedly slower.
+    r"[+(0-9](?<![A-Za-z0-9_.:/+@#-].)"
+    # At least eight more digits follow: dates, times and versions never become candidates.
+    r"(?=(?:[ ().-]{0,3}[0-9]){8})"
+    r"[0-9 ().-]{5,32}[0-9](?![A-Za-z0-9_@:/]|[.-][0-9])"
+)
+_IBAN_HEAD = re.compile(r"[A-Z]{2}[0-9]{2} ")
+_SEPARATORS_TO_SPACE = str.maketrans("().-+", "     ")
+_IBAN = re.compile(r"[A-Z](?<![A-Za-z0-9].)[A-Z][0-9]{2}(?: ?[A-Z0-9]){11,32}")
+# Digits become "0" and separators vanish, so a run of zeros is a run of digits with
+# separators between them. _NUMBER_RUN needs nine digits, or eight after "+" or "(":
+# without such a run (dates have eight) the regex cannot match and is skipped.
+_DIGIT_GATE = bytes(0x30 if 0x30 <= b <= 0x39 else 0x78 for b in range(256))
+_DIGIT_SEPARATORS = b" ().-+"
+_EIGHT_DIGITS = b"0" * 8
+_IBAN_GATE = bytes(
+    0x41 if 0x41 <= b <= 0x5A else 0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256)
+)
+
+# ISO 13616 registry lengths; an unknown country code is not treated as an IBAN.
+_IBAN_LENGTHS = {
+    "AD": 24, "AE": 23, "AL": 28, "AT": 20, "AZ": 28, "BA": 20, "BE": 16, "BG": 22,
+    "BH": 22, "BR": 29, "BY": 28, "CH": 21, "CR": 22, "CY": 28, "CZ": 24, "DE": 22,
+    "DK": 18, "DO": 28, "EE": 20, "EG": 29, "ES": 24, "FI": 18, "FO": 18, "FR": 27,
+    "GB": 22, "GE": 22, "GI": 23, "GL": 18, "GR": 27, "GT": 28, "HR": 21, "HU": 28,
+    "IE": 22, "IL": 23, "IQ": 23, "IS": 26, "IT": 27, "JO": 30, "KW": 30, "KZ": 20,
+    "LB": 28, "LC": 32, "LI": 21, "LT": 20, "LU": 20, "LV": 21, "MC": 27, "MD": 24,
+    "ME": 22, "MK": 19, "MR": 27, "MT": 31, "MU": 30, "NL": 18, "NO": 15, "PK": 24,
+    "PL": 28, "PS": 29, "PT": 25, "QA": 29, "RO": 24, "RS": 22, "SA": 24, "SC": 31,
+    "SE": 24, "SI": 19, "SK": 24, "SM": 27, "ST": 25, "SV": 28, "TL": 23, "TN": 24,
+    "TR": 26, "UA": 29, "VA": 22, "VG": 24, "XK": 20,
+}  # fmt: skip
+
+
+_LUHN_DOUBLED = {str(d): (2 * d) // 10 + (2 * d) % 10 for d in range(10)}
+
+
+def luhn_ok(digits: str) -> bool:
+    """Return whether a string of digits passes the Luhn checksum."""
+    total = sum(map(int, digits[-1::-2])) + sum(map(_LUHN_DOUBLED.__getitem__, digits[-2::-2]))
+    return total % 10 == 0
+
+
+def iban_ok(candidate: str) -> bool:
+    """Return whether ``candidate`` (spaces allowed) is an IBAN with a valid mod-97 check."""
+    compact = candidate.replace(" ", "").upper()
+    expected = _IBAN_LENGTHS.get(compact[:2])
+    if expected is None or len(compact) != expected or not compact.isascii():
+        return False
+    if not compact.isalnum() or not compact[2:4].isdigit():
+        return False
+    rearranged = compact[4:] + compact[:4]
+    return int("".join(str(int(ch, 36)) for ch in rearranged)) % 97 == 1
+
+
+def _classify_number(run: str) -> str | None:
+    groups = run.translate(_SEPARATORS_TO_SPACE).split()
+    digits = "".join(groups)
+    n = len(digits)
+    odd = "(" in run or ")" in run or "." in run or "+" in run
+    card_shaped = 13 <= n <= 19 and not odd and digits[0] in "23456"
+    if card_shaped and digits.count(digits[0]) != n and luhn_ok(digits):
+        return "pii:card"
+    international = run.startswith(("+", "(+"))
+    if run.count("+") > international:
+        return None
+    if international:
+        return "pii:phone" if 8 <= n <= 15 else None
+    if run.isdigit():
+        # A bare digit string is far more often an id, count or timestamp than a phone.
+        return None
+    sizes = list(map(len, groups))
+    if "." in run:
+        if len(sizes) == 4 and max(sizes) <= 3:
+            return None  # an IPv4 address
+        if min(sizes) < 2 or max(sizes) > 4:
+            return None  # decimals and version strings
+    if max(sizes) > 8:
+        return None
+    if run.startswith("00") and 10 <= n <= 15:
+        return "pii:phone"
+    if 10 <= n <= 11:
+        return "pii:phone"
+    return None
+
+
+def _has_email(text: str) -> bool:
+    for m in _EMAIL_DOMAIN.finditer(text):
+        at = m.start()
+        i = at
+        while i > 0 and at - i <= 64 and text[i - 1] in _EMAIL_LOCAL:
+            i -= 1
+        local = text[i:at]
+        if not local or at - i > 64 or not local[0].isalnum() or local == "git":
+            continue
+        tld = m.group().rsplit(".", 1)[-1]
+        if tld.isalpha() and len(tld) >= 2 and tld.lower() not in _NOT_TLDS:
+            return True
+    return False
+
+
+def find_pii(text: str, raw: bytes | None) -> tuple[str, ...]:
+    found: set[str] = set()
+    if "@" in text and _has_email(text):
+        found.add("pii:email")
+    if raw is None:
+        numbers = True
+    else:
+        digits = raw.translate(_DIGIT_GATE, _DIGIT_SEPARATORS)
+        numbers = _EIGHT_DIGITS in digits and (
+            _EIGHT_DIGITS + b"0" in digits or b"+" in raw or b"(" in raw
+        )
+    if numbers:
+        for m in _NUMBER_RUN.finditer(text):
+            start = m.start()
+            if start >= 5 and _IBAN_HEAD.fullmatch(text, start - 5, start):
+                continue  # the digits of an IBAN's account part, judged as an IBAN below
+            flag = _classify_number(m.group())
+            if flag:
+                found.add(flag)
+                if "pii:card" in found and "pii:phone" in found:
+                    break
+    if raw is not None and b"AA00" not in raw.translate(_IBAN_GATE):
+        return tuple(sorted(found))
+    for m in _IBAN.finditer(text):
+        compact = m.group().replace(" ", "")
+        expected = _IBAN_LENGTHS.get(compact[:2])
+        if expected and len(compact) >= expected and iban_ok(compact[:expected]):
+            found.add("pii:iban")
+            break
+    return tuple(sorted(found))
