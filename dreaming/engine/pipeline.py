@@ -42,7 +42,14 @@ from itertools import chain
 import numpy as np
 
 from . import conflicts as conf
-from .cluster import TICKET_RE, core_terms
+from .cluster import (
+    TICKET_RE,
+    core_terms,
+    fact_anchor,
+    may_anchor,
+    split_by_value,
+    subject_groups,
+)
 from .consolidate import REDACTION_MARK, Choice, choose, snippet, text_key
 from .dedupe import Identity, TokenHasher, exact_groups, near_duplicate_groups
 from .policy import Policy
@@ -60,7 +67,7 @@ from .reflect import (
 )
 from .route import Route, route
 from .score import EvidenceView, recall_for, signals, weighted
-from .similar import TermIndex, neighbours, star_groups, terms_of
+from .similar import TermIndex, block_terms, neighbours, star_groups, terms_of
 from .text import (
     _EMPTY,
     DECIDE_CUE,
@@ -583,23 +590,23 @@ class _Sweep:
         live = set(active)
         items: dict[tuple[int, ...], None] = {}
         for b in self.blocks:
-            kept = tuple(u for u in b if u in live)
-            if kept:
-                items.setdefault(kept, None)
+            for run in _same_things(tuple(u for u in b if u in live), feat):
+                items.setdefault(run, None)
         seen = {u for it in items for u in it}
         for u in active:
             if u not in seen:
                 items.setdefault((u,), None)
         item_units = list(items)
-        term_sets = [frozenset().union(*(terms_of(feat[u]) for u in it)) for it in item_units]
+        term_sets = block_terms([[feat[u] for u in it] for it in item_units])
         near = neighbours(term_sets, TermIndex(term_sets), self.policy.paraphrase_factor)
         hosts = [frozenset().union(*(feat[u].hosts for u in it)) for it in item_units]
         envs = [frozenset().union(*(feat[u].envs for u in it)) for it in item_units]
 
         def compatible(a: int, b: int) -> bool:
-            # Two hosts or two environments are two things, however alike the wording.
-            return (not hosts[a] or not hosts[b] or hosts[a] == hosts[b]) and (
-                not envs[a] or not envs[b] or envs[a] == envs[b]
+            # Two hosts or two environments are two things, however alike the wording;
+            # a block that also mentions another one in passing still shares the first.
+            return (not hosts[a] or not hosts[b] or not hosts[a].isdisjoint(hosts[b])) and (
+                not envs[a] or not envs[b] or not envs[a].isdisjoint(envs[b])
             )
 
         trust = self.u_trust
@@ -632,8 +639,31 @@ class _Sweep:
             done = {u for c in themes for u in c.units}
             active = [u for u in active if u not in done]
             special += themes
-        para = self._paraphrase_groups(active)
-        groups = [units for units, _ in para]
+        # Near-identical wordings first: entity anchors (see cluster.py) and subject
+        # groups at Jaccard >= cluster_jaccard, split by value as before. What they
+        # leave alone is grouped by paraphrase (similar.py), block by block.
+        by_subject: dict[tuple[str, str, frozenset[str]], list[int]] = {}
+        anchor_values: dict[int, frozenset[str]] = {}
+        for u in active:
+            if may_anchor(U.feat[u]):
+                a = fact_anchor(U.text[u])
+                if a is not None:
+                    anchor_values[u] = a.values
+                    by_subject.setdefault(a.subject, []).append(u)
+        anchored = [units for units in by_subject.values() if len(units) > 1]
+        taken = {u for units in anchored for u in units}
+        rest = [u for u in active if u not in taken] if taken else active
+        sg = subject_groups(
+            [U.feat[u] for u in rest],
+            self.policy.cluster_jaccard,
+            self.hasher,
+            self.identity.take(np.asarray(rest, dtype=np.int64)),
+        )
+        lexical = [[rest[m] for m in members] for members in sg if len(members) > 1]
+        lexical += anchored
+        done = {u for g in lexical for u in g}
+        para = self._paraphrase_groups([u for u in active if u not in done])
+        groups = [units for units, _ in para] + lexical
         block_of = {units[0]: blks for units, blks in para}
         groups += [c.units for c in special]
         groups.sort(key=lambda g: g[0])  # deterministic: by first member, as before
@@ -649,18 +679,36 @@ class _Sweep:
                 self.special_clusters.append(len(self.clusters))
                 self.clusters.append(got)
                 continue
-            # A restated fact is one fact whatever incidental numbers each wording
-            # carries; a changed value inside the group is a conflict (find_conflicts).
-            idxs.append(len(self.clusters))
-            fact = _Cluster(units=members, group=gi, values=_EMPTY)
-            fact.blocks = block_of.get(members[0], [])
-            self.clusters.append(fact)
+            blks = block_of.get(members[0])
+            if blks is not None and blks and members[0] not in done:
+                # A restated fact is one fact whatever incidental numbers each wording
+                # carries.
+                idxs.append(len(self.clusters))
+                fact = _Cluster(units=members, group=gi, values=_EMPTY)
+                fact.blocks = blks
+                self.clusters.append(fact)
+                self.group_parts.append(idxs)
+                continue
+            if members[0] in taken:
+                # The anchor's own value and polarity split the facts; a "don't" or a
+                # second number elsewhere in a long sentence is not about it.
+                parts: dict[frozenset[str], list[int]] = {}
+                for u in members:
+                    parts.setdefault(anchor_values[u], []).append(u)
+                split = sorted(parts.items(), key=lambda vp: vp[1][0])
+            else:
+                split = split_by_value(members, U.feat)
+            for values, part in split:
+                idxs.append(len(self.clusters))
+                self.clusters.append(_Cluster(units=part, group=gi, values=values))
             self.group_parts.append(idxs)
         self.unit_cluster = [-1] * self.n_units
         for ci, c in enumerate(self.clusters):
             for u in c.units:
                 self.unit_cluster[u] = ci
         self.counts["subjects"] = len(groups)
+        self.counts["anchored_subjects"] = len(anchored)
+        self.counts["paraphrase_groups"] = sum(1 for units, _ in para if len(units) > 1)
         self.counts["procedures"] = sum(1 for c in special if c.kind == "procedure")
         self.counts["recurring_themes"] = sum(1 for c in special if c.kind == "theme")
         self.counts["clusters"] = len(self.clusters)
@@ -1269,6 +1317,30 @@ def _aggregate(feats: Sequence[Features]) -> Features:
         stop_ratio=stops / words if words else 0.0,
         cues=cues,
     )
+
+
+def _same_things(units: tuple[int, ...], feat: Sequence[Features]) -> list[tuple[int, ...]]:
+    """Split a block where its sentences turn to another host or environment.
+
+    "Staging runs on Postgres 16, box is db-staging-2. Prod DB is db-prod-1." states two
+    facts about two things; grouped as one block it would join restatements of both.
+    """
+    runs: list[tuple[int, ...]] = []
+    cur: list[int] = []
+    hosts: frozenset[str] = frozenset()
+    envs: frozenset[str] = frozenset()
+    for u in units:
+        f = feat[u]
+        clash = (f.hosts and hosts and f.hosts != hosts) or (f.envs and envs and f.envs != envs)
+        if clash and cur:
+            runs.append(tuple(cur))
+            cur, hosts, envs = [], frozenset(), frozenset()
+        cur.append(u)
+        hosts = hosts or f.hosts
+        envs = envs or f.envs
+    if cur:
+        runs.append(tuple(cur))
+    return runs
 
 
 def _jac(a: frozenset[str] | set[str], b: frozenset[str] | set[str]) -> float:

@@ -41,6 +41,8 @@ _STEMS: dict[str, str] = {}
 # restated more than a handful of times in one block's immediate neighbourhood, and a
 # true restatement ranks first or second for nearly every block (see ``similarity``).
 _TOP = 3
+# Two words seen together in this share of the blocks holding the rarer one are a name.
+_PHRASE_SHARE = 0.8
 # Rows of the candidate product per step: bounds its memory whatever the sweep's size.
 _CHUNK = 4096
 # Two shared terms is the least a relation between two things can be stated with; one
@@ -60,8 +62,50 @@ def stem(term: str) -> str:
 
 
 def terms_of(f: Features) -> frozenset[str]:
-    """Return a sentence's grouping terms: stemmed subject terms (values excluded)."""
-    return frozenset(stem(t) for t in f.subject)
+    """Return a sentence's grouping terms: stemmed subject terms and values."""
+    return frozenset(stem(t) for t in f.subject | f.values)
+
+
+def block_terms(blocks: Sequence[Sequence[Features]]) -> list[frozenset[str]]:
+    """Return each block's grouping terms, with fixed two-word names made one term.
+
+    Two adjacent words that nearly always appear together ("field visit", a place
+    name in two words) name one thing; counted as two terms they would weigh double and
+    make any two blocks mentioning that one thing look like restatements. A pair is a
+    phrase when it is seen in two blocks or more and in at least ``_PHRASE_SHARE`` of
+    the blocks holding its rarer word.
+    """
+    seqs: list[list[list[str]]] = []
+    uni: dict[str, int] = {}
+    bi: dict[tuple[str, str], int] = {}
+    for feats in blocks:
+        block_seqs = []
+        seen_u: set[str] = set()
+        seen_b: set[tuple[str, str]] = set()
+        for f in feats:
+            keep = f.subject | f.values
+            seq = [stem(t) for t in f.content if t in keep]
+            block_seqs.append(seq)
+            seen_u.update(seq)
+            seen_b.update(zip(seq, seq[1:], strict=False))
+        seqs.append(block_seqs)
+        for t in seen_u:
+            uni[t] = uni.get(t, 0) + 1
+        for p in seen_b:
+            bi[p] = bi.get(p, 0) + 1
+    out: list[frozenset[str]] = []
+    for block_seqs in seqs:
+        terms: set[str] = set()
+        absorbed: set[str] = set()
+        for seq in block_seqs:
+            terms.update(seq)
+            for a, b in zip(seq, seq[1:], strict=False):
+                k = bi[(a, b)]
+                if a != b and k >= 2 and k >= _PHRASE_SHARE * min(uni[a], uni[b]):
+                    terms.add(a + " " + b)
+                    absorbed.update((a, b))
+        out.append(frozenset(terms - absorbed))
+    return out
 
 
 # A sweep too small to estimate rarity is read as if it were embedded in this many
@@ -220,6 +264,21 @@ def star_groups(
             if owner[m] < 0 and c in top[m] and compatible(c, m):
                 owner[m] = owner[c]
                 members.append(m)
-        groups.append(sorted(members))
-    groups.sort(key=lambda g: g[0])
-    return groups
+        groups.append(members)
+    # Two stars whose centres are close neighbours (either way) are one fact told from
+    # two centres (five short wordings pair up before any gathers all of them). Each star
+    # merges at most once and only into a star that has not merged itself: no chains.
+    centre_of = [g[0] for g in groups]
+    merged_into = list(range(len(groups)))
+    for gi, c in enumerate(centre_of):
+        for y, _ in sorted(near[c], key=lambda ys: (-ys[1], ys[0])):
+            gj = owner[y]
+            if gj == gi or y != centre_of[gj] or merged_into[gj] != gj or merged_into[gi] != gi:
+                continue
+            if (y in top[c] or c in top[y]) and compatible(c, y):
+                merged_into[gi] = gj
+                break
+    out: dict[int, list[int]] = {}
+    for gi, members in enumerate(groups):
+        out.setdefault(merged_into[gi], []).extend(members)
+    return sorted((sorted(g) for g in out.values()), key=lambda g: g[0])
