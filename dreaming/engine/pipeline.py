@@ -589,9 +589,15 @@ class _Sweep:
         feat = U.feat
         live = set(active)
         items: dict[tuple[int, ...], None] = {}
+        box = U.checkbox
         for b in self.blocks:
             for run in _same_things(tuple(u for u in b if u in live), feat):
-                items.setdefault(run, None)
+                if len(run) > 1 and any(box[u] for u in run):
+                    # A checkbox ticks its own item, not the sentences after it.
+                    for u in run:
+                        items.setdefault((u,), None)
+                else:
+                    items.setdefault(run, None)
         seen = {u for it in items for u in it}
         for u in active:
             if u not in seen:
@@ -616,9 +622,13 @@ class _Sweep:
         for members in star_groups(len(item_units), near, compatible, prefer):
             units = [u for m in members for u in item_units[m] if u not in taken]
             units = list(dict.fromkeys(units))
-            if units:
-                taken.update(units)
+            if len(members) == 1:
+                # A block nothing restates: its sentences stay the separate facts they
+                # were, so one sentence's marker or value does not speak for the others.
+                groups.extend(([u], []) for u in units)
+            elif units:
                 groups.append((sorted(units), [item_units[m] for m in members]))
+            taken.update(units)
         return groups
 
     def cluster(self) -> None:
