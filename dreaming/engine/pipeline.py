@@ -97,6 +97,7 @@ from .types import (
 
 _MAX_SENTENCES_PER_EPISODE = 40  # a pasted page must not dominate a sweep's cost
 _MAX_CONTRADICT_IDS = 50
+_Block = tuple[int, ...]  # the units of one block's sentences, in order
 # Two sentences longer than this together are no longer one claim read at a glance.
 _MAX_PAIR_CHARS = 320
 
@@ -578,7 +579,7 @@ class _Sweep:
             out.append(c)
         return out
 
-    def _paraphrase_groups(self, active: list[int]) -> list[tuple[list[int], list[tuple[int, ...]]]]:
+    def _paraphrase_groups(self, active: list[int]) -> list[tuple[list[int], list[_Block]]]:
         """Group the blocks that state one fact (similar.py); return each group's units.
 
         A block (a bullet, a paragraph, a chat turn) is the unit of grouping: a fact is
@@ -617,7 +618,7 @@ class _Sweep:
 
         trust = self.u_trust
         prefer = [max(trust[u] for u in it) for it in item_units]
-        groups: list[tuple[list[int], list[tuple[int, ...]]]] = []
+        groups: list[tuple[list[int], list[_Block]]] = []
         taken: set[int] = set()
         for members in star_groups(len(item_units), near, compatible, prefer):
             units = [u for m in members for u in item_units[m] if u not in taken]

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from itertools import pairwise
 
 import numpy as np
 import Stemmer
@@ -88,7 +89,7 @@ def block_terms(blocks: Sequence[Sequence[Features]]) -> list[frozenset[str]]:
             seq = [stem(t) for t in f.content if t in keep]
             block_seqs.append(seq)
             seen_u.update(seq)
-            seen_b.update(zip(seq, seq[1:], strict=False))
+            seen_b.update(pairwise(seq))
         seqs.append(block_seqs)
         for t in seen_u:
             uni[t] = uni.get(t, 0) + 1
@@ -100,7 +101,7 @@ def block_terms(blocks: Sequence[Sequence[Features]]) -> list[frozenset[str]]:
         absorbed: set[str] = set()
         for seq in block_seqs:
             terms.update(seq)
-            for a, b in zip(seq, seq[1:], strict=False):
+            for a, b in pairwise(seq):
                 k = bi[(a, b)]
                 if a != b and k >= 2 and k >= _PHRASE_SHARE * max(uni[a], uni[b]):
                     terms.add(a + " " + b)
@@ -198,9 +199,7 @@ def neighbours(
     for t, c in cols.items():
         idf[c] = index.idf(t)
     shape = (n, len(cols))
-    full = sparse.csr_matrix(
-        (idf[cols_all], (rows_all, cols_all)), shape=shape, dtype=np.float64
-    )
+    full = sparse.csr_matrix((idf[cols_all], (rows_all, cols_all)), shape=shape, dtype=np.float64)
     ones = sparse.csr_matrix(
         (np.ones(len(rows_all), dtype=np.float32), (rows_all, cols_all)), shape=shape
     )
@@ -233,7 +232,7 @@ def _generating(n: int) -> int:
     needs four of them to reach the 2 ln n threshold; those rare pairs are given up to
     keep the candidate product near-linear.
     """
-    return max(int(math.isqrt(n)), 8)
+    return max(math.isqrt(n), 8)
 
 
 def star_groups(
@@ -249,9 +248,7 @@ def star_groups(
     gather several facts around itself. ``prefer`` breaks ties between equally connected
     centres (source trust): a curated note's wording represents a fact before a chat's.
     """
-    top = [
-        {y for y, _ in sorted(near[x], key=lambda ys: (-ys[1], ys[0]))[:_TOP]} for x in range(n)
-    ]
+    top = [{y for y, _ in sorted(near[x], key=lambda ys: (-ys[1], ys[0]))[:_TOP]} for x in range(n)]
     strength = [sum(s for _, s in near[x]) for x in range(n)]
     order = sorted(range(n), key=lambda x: (-strength[x], -prefer[x], x))
     owner = [-1] * n
