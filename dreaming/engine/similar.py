@@ -42,7 +42,7 @@ _STEMS: dict[str, str] = {}
 # restated more than a handful of times in one block's immediate neighbourhood, and a
 # true restatement ranks first or second for nearly every block (see ``similarity``).
 _TOP = 3
-# Two words seen together in this share of the blocks holding either one are a name.
+# Two words seen together in this share of the blocks holding the rarer one are a name.
 _PHRASE_SHARE = 0.8
 # Rows of the candidate product per step: bounds its memory whatever the sweep's size.
 _CHUNK = 4096
@@ -74,8 +74,8 @@ def block_terms(blocks: Sequence[Sequence[Features]]) -> list[frozenset[str]]:
     name in two words) name one thing; counted as two terms they would weigh double and
     make any two blocks mentioning that one thing look like restatements. A pair is a
     phrase when it is seen in two blocks or more and in at least ``_PHRASE_SHARE`` of
-    the blocks holding either word: words that also appear apart ("ledger" without
-    "schema") keep counting on their own.
+    the blocks holding its rarer word. (Known cost: a word that also appears alone,
+    "ledger" beside "ledger schema", then no longer matches its lone mentions.)
     """
     seqs: list[list[list[str]]] = []
     uni: dict[str, int] = {}
@@ -103,7 +103,7 @@ def block_terms(blocks: Sequence[Sequence[Features]]) -> list[frozenset[str]]:
             terms.update(seq)
             for a, b in pairwise(seq):
                 k = bi[(a, b)]
-                if a != b and k >= 2 and k >= _PHRASE_SHARE * max(uni[a], uni[b]):
+                if a != b and k >= 2 and k >= _PHRASE_SHARE * min(uni[a], uni[b]):
                     terms.add(a + " " + b)
                     absorbed.update((a, b))
         out.append(frozenset(terms - absorbed))

@@ -35,7 +35,7 @@ FILLER = [
 
 SAME_FACT = [
     "invoices end up in the `ledger` schema on Postgres, one partition per month",
-    "reminder: the ledger tables are monthly partitions, don't create them by hand",
+    "reminder: the ledger schema tables are monthly partitions, don't create them by hand",
     "**Billing storage.** Invoices are persisted in Postgres (`ledger` schema), "
     "partitioned by month.",
 ]
