@@ -1,7 +1,8 @@
-"""PII detection: e-mail addresses, phone and card numbers, IBANs.
+"""PII detection: e-mail addresses, phone and card numbers, IBANs, street addresses.
 
-Each detector sits behind a byte-level prefilter on ASCII text, so text without the
-right shape of digits or capitals never reaches a regex.
+The number and IBAN detectors sit behind a byte-level prefilter on ASCII text, so text
+without the right shape of digits or capitals never reaches their regexes; the e-mail and
+street-address patterns open with a literal "@" or a digit, which the engine skips to.
 """
 
 from __future__ import annotations
@@ -57,6 +58,52 @@ _IBAN_LENGTHS = {
     "SE": 24, "SI": 19, "SK": 24, "SM": 27, "ST": 25, "SV": 28, "TL": 23, "TN": 24,
     "TR": 26, "UA": 29, "VA": 22, "VG": 24, "XK": 20,
 }  # fmt: skip
+
+
+# A street address: house number (or unit/number), one to four capitalised name words, a
+# street-type word, then optionally a suburb and postcode. The look-behind sits after the
+# first digit so the engine can still skip to digits; it keeps versions ("v1.3 Road"), ids
+# and paths out. Name words are ASCII or Latin-1 capitals.
+_STREET_TYPES = (
+    "Street|St|Road|Rd|Avenue|Ave|Lane|Ln|Drive|Dr|Place|Pl|Terrace|Tce|Crescent|Cres|Way"
+    "|Boulevard|Blvd|Court|Ct|Close|Parade|Pde|Highway|Hwy|Grove|Square|Sq|Circuit|Cct"
+    "|Esplanade|Parkway|Pkwy|Alley|Quay|Wharf|Mews|Circle|Promenade|Gardens|Pike"
+)
+_ADDRESS = re.compile(
+    r"[0-9](?<![A-Za-z0-9_.,:/#$@+-].)[0-9]{0,4}[A-Za-z]?"
+    r"(?:[ \t]*[/-][ \t]*[0-9]{1,5}[A-Za-z]?)?"  # unit/number or a range: 3/47, 12-14
+    r"[ \t]+((?:[A-ZÀ-ÖØ-Þ][A-Za-zÀ-ÖØ-öø-ÿ'’.-]*[ \t]+){1,4}?)"
+    rf"(?:{_STREET_TYPES}|{_STREET_TYPES.lower()})\b\.?"
+)
+# What may follow the street type: the end, punctuation, a suburb, a postcode or a line
+# break. A lower-case word means the match was a phrase ("3 Hard Drive models") unless the
+# number is introduced as a place ("meet at 12 Smith Street tomorrow").
+_ADDRESS_END = re.compile(r"[ \t]*(?:$|[\n,;:)\]]|\.(?:\s|$)|[A-ZÀ-ÖØ-Þ0-9])")
+_ADDRESS_LEAD = frozenset(
+    {"at", "to", "address", "addr", "located", "lives", "live", "living", "resides", "reside",
+     "deliver", "delivered", "delivery", "ship", "ships", "shipped", "shipping", "send", "sent",
+     "visit", "from", "on", "c/o", "is", "of"}
+)  # fmt: skip
+# Months and weekdays make dates ("on 12 March Road works began"), not streets.
+_NOT_STREET_NAMES = frozenset(
+    {"January", "February", "March", "April", "May", "June", "July", "August", "September",
+     "October", "November", "December", "Jan", "Feb", "Mar", "Apr", "Jun", "Jul", "Aug", "Sep",
+     "Sept", "Oct", "Nov", "Dec", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday",
+     "Saturday", "Sunday", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"}
+)  # fmt: skip
+
+
+def _has_address(text: str) -> bool:
+    for m in _ADDRESS.finditer(text):
+        names = m.group(1).split()
+        if names[0].rstrip(".,") in _NOT_STREET_NAMES:
+            continue
+        if _ADDRESS_END.match(text, m.end()):
+            return True
+        before = text[max(0, m.start() - 30) : m.start()].split()
+        if before and before[-1].lower().rstrip(":") in _ADDRESS_LEAD:
+            return True
+    return False
 
 
 _LUHN_DOUBLED = {str(d): (2 * d) // 10 + (2 * d) % 10 for d in range(10)}
@@ -147,6 +194,8 @@ def find_pii(text: str, raw: bytes | None) -> tuple[str, ...]:
                 found.add(flag)
                 if "pii:card" in found and "pii:phone" in found:
                     break
+    if _has_address(text):
+        found.add("pii:address")
     if raw is not None and b"AA00" not in raw.translate(_IBAN_GATE):
         return tuple(sorted(found))
     for m in _IBAN.finditer(text):
