@@ -4,14 +4,16 @@ Pure Python (no Django). ``scan()`` runs on every episode at ingest, so it is bu
 throughput: every detector sits behind a cheap substring prefilter, all regexes are
 precompiled and written so that no input can make them backtrack super-linearly.
 
-The detector families live in ``secrets``, ``pii`` and ``injection``; this module runs them
-in order (secrets first, so the others only ever see redacted text) and sets the level.
+The detector families live in ``secrets``, ``pii`` and ``injection`` (which uses
+``instructions`` and ``obfuscation``); this module runs them in order, secrets first so
+that the others only ever see redacted text, and sets the level: "high" when any risk
+finding is high (the caller quarantines), "low" when there are only low ones.
 """
 
 from __future__ import annotations
 
 from llmwiki.errors import InputError
-from llmwiki.security.injection import HIGH_RISK, find_risks
+from llmwiki.security.injection import find_risks
 from llmwiki.security.pii import find_pii, iban_ok, luhn_ok
 from llmwiki.security.results import SECURITY_CLASSES, RiskFinding, ScanResult, SecretFinding
 from llmwiki.security.secrets import LONG_RUN_GATE, find_secrets, redact
@@ -50,8 +52,8 @@ def scan(text: str, *, base_class: str = "internal") -> ScanResult:
         secrets = ()
     # PII and risks are read from the redacted text so a reason can never quote a secret.
     pii = find_pii(text, raw)
-    risks = tuple(find_risks(text, lower, raw, long_gate))
-    if any(r.flag in HIGH_RISK for r in risks):
+    risks = find_risks(text, lower, raw, long_gate)
+    if any(r.level == "high" for r in risks):
         level = "high"
     elif risks:
         level = "low"

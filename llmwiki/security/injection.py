@@ -1,78 +1,31 @@
-"""Prompt-injection screening: phrases, role tags, hidden text, encoded blobs, exfiltration.
+"""Prompt-injection screening: where an instruction to a model can hide in ordinary material.
 
-Every check sits behind a cheap substring gate; the patterns open with literals and are
-written so that no input can make them backtrack super-linearly.
+Known phrases are looked for everywhere. The other checks find a place where an imperative
+aimed at a model is out of place, and hand only that span to ``instructions.directive``:
+
+- role and control tags (``<|im_start|>``, ``[INST]``, ``SYSTEM:``): risk:role_tag
+- a fake tool-result or system block inside other content: risk:tool_block
+- an HTML comment (invisible once rendered) that speaks to an AI: risk:html_comment_instruction
+- a role prefix inside quoted text (a spoofed turn in a quoted e-mail): risk:role_spoof
+- a CSV or table cell that speaks to an AI: risk:table_cell_instruction
+- a link or image whose URL carries data out: risk:exfil_link, risk:exfil_image
+
+Each finding is low on its own and high (quarantine) when its span gives an order;
+disguised text (``obfuscation``) is undone first. Every check sits behind a cheap substring
+gate, and no pattern can backtrack super-linearly.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
+import csv
 import re
-import unicodedata
-from collections.abc import Callable, Iterator
+from urllib.parse import unquote, unquote_plus
 
-from llmwiki.security.results import RiskFinding
+from llmwiki.security.instructions import addresses_ai, directive, phrase
+from llmwiki.security.obfuscation import find_encoded, find_hidden_unicode, find_homoglyphs
+from llmwiki.security.results import RiskCollector, RiskFinding, quote
 
-__all__ = ["HIGH_RISK", "find_risks"]
-
-# Flags that on their own make an input high risk (the caller quarantines it).
-HIGH_RISK = frozenset({"risk:injection_phrase", "risk:exfil_image"})
-
-# A flood of findings helps nobody reading a review queue and costs memory per episode.
-_MAX_RISKS = 25
-_QUOTE_CHARS = 40
-
-_ARTICLE = r"(?:(?:the|your|my|these|those|any|all)\s+)?"
-_IGNORE_REST = (
-    r"\s+(?:(?:all|any)\s+)?(?:(?:of\s+)?(?:the|your|my|these|those)\s+)?"
-    r"(?:previous|prior|above|preceding|earlier|former|foregoing|system|original|safety)\s+"
-    r"(?:instructions?|prompts?|directions|directives|rules|guidelines|guardrails|messages"
-    r"|context|constraints|polic(?:y|ies))\b"
-    r"|\s+(?:all|any)\s+(?:instructions?|prompts?|rules|guidelines)\b"
-    r"|\s+(?:everything|all)\s+(?:above|before|prior|you\s+(?:were|have\s+been)\s+told)\b"
-)
-_DONT_TELL_REST = (
-    r"\s+(?:tell|inform|alert|notify|warn|mention\s+this\s+to)\s+(?:(?:the|your|any)\s+)?"
-    r"(?:reviewers?|users?|humans?|maintainers?|admins?|administrators?|operators?"
-    r"|moderators?)\b"
-)
-_BYPASS_REST = (
-    r"\s+(?:the\s+)?(?:human\s+)?(?:review|reviewers?|approval|moderation|safety\s+checks?)\b"
-)
-
-
-def _phrase_rule(gates: tuple[str, ...], pattern: str) -> tuple[tuple[str, ...], re.Pattern[str]]:
-    return gates, re.compile(pattern)
-
-
-# Matched against lower-cased text. Each rule runs only when one of its gate words occurs,
-# and each pattern opens with a literal word followed by literal words joined by \s+, so
-# there is nothing ambiguous to backtrack into.
-_PHRASE_RULES = (
-    *(_phrase_rule((w,), f"{w}(?:{_IGNORE_REST})") for w in ("ignore", "disregard", "forget")),
-    _phrase_rule(("override",), r"override\s+" + _ARTICLE + r"(?:previous\s+|prior\s+|system\s+)?"
-                 r"(?:instructions?|rules|guidelines|guardrails|safety|polic(?:y|ies))\b"),
-    _phrase_rule(("now",), r"you\s+are\s+now\s+(?:a|an|the|my|in|no\s+longer|free|unrestricted"
-                 r"|jailbroken|dan)\b"),
-    *(
-        _phrase_rule((w,), rf"{w}\s+(?:this|the|these|all|my)\s+"
-                     r"(?:memory|memories|candidates?|claims?|submissions?)\b")
-        for w in ("approve", "accept", "promote")
-    ),
-    _phrase_rule(("mark",), r"mark\s+(?:(?:this|it|these|them|me|the\s+\w+)\s+)?as\s+"
-                 r"(?:trusted|approved|verified|reviewed)\b"),
-    _phrase_rule(("approved", "verified", "trusted"), r"(?:this|the)\s+(?:memory|candidate|claim)"
-                 r"\s+(?:is|has\s+been)\s+(?:pre-?)?(?:approved|verified|trusted)\b"),
-    _phrase_rule(("prompt",), r"(?:reveal|print|show|output|repeat|leak|dump|display|ignore"
-                 r"|override|disregard|replace|change)\s+(?:me\s+)?(?:(?:your|the|my)\s+)?"
-                 r"(?:(?:full|entire|original|hidden|secret|initial)\s+)?system\s+prompt\b"
-                 r"|new\s+system\s+prompt\b"),
-    *(_phrase_rule((gate,), neg + _DONT_TELL_REST)
-      for gate, neg in (("not", r"do\s+not"), ("don", r"don['’]?t"), ("never", "never"))),
-    _phrase_rule(("instruction",), r"(?:new|updated|real|actual|hidden)\s+instructions?\s*:"),
-    *(_phrase_rule((w,), w + _BYPASS_REST) for w in ("bypass", "circumvent", "evade")),
-)  # fmt: skip
+__all__ = ["find_risks"]
 
 _LINE_LEAD = frozenset(" \t>*#")
 # Role and control tags: (gate, pattern, must-start-a-line). Patterns run on lower text.
@@ -86,59 +39,159 @@ _ROLE_RULES = (
     ("system", re.compile(r"system[ \t]*:"), True),
     ("#", re.compile(r"#[ \t]*(?:system|instructions?)\b"), True),
 )
+# What a block "says" is read up to its closing tag, a blank line, or this many characters.
+_BODY_CHARS = 600
+# Blocks and quoted turns read per text: their bodies overlap, so hostile input repeating
+# one would otherwise be read hundreds of characters at a time, once per repetition.
+_MAX_SPANS = 64
 
-_INVISIBLE = re.compile("[\u200b-\u200d\u2060-\u2064\u180e\ufeff]")
-_TAG_RUN = re.compile("[\U000e0000-\U000e007f]+")
-_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
+# Pseudo tool-result / system blocks: "[tool_result: x]", "<function_results>",
+# "[SYSTEM NOTE: ...]". A bracketed system header needs words in it or after it on its
+# line, so an INI section ("[system]" alone) or syntax notation ("[SYSTEM] [BEFORE]") is not.
+_TOOL_BLOCK = re.compile(
+    r"[\[<][ \t]*/?[ \t]*(?:(?:tool|function)[ _-]?(?:results?|outputs?|responses?|returns?|calls?"
+    r"|use|invocation)|observation|search[ _-]?results?)(?![a-z])"
+    # then nothing, "name: value" or attributes, never free words ("[function call ABI]")
+    r"(?:[ \t]*[:=][^\[\]<>\n]{0,120}|[ \t]+[a-z_-]+=[^\[\]<>\n]{0,120})?[ \t]*[\]>](?!\()"
+    r"|\[[ \t]*(?:system|developer|orchestrator|(?:admin(?:istrator)?|operator|security)"
+    r"(?=[ _-]))(?:[ _-]?(?:message|note|notice|prompt|override|instructions?|update|alert))?"
+    r"(?:[ \t]*:[^\[\]\n]{1,120}\]|[ \t]*\](?![(:\[])(?=[ \t]*[a-z]))"
+)
+_TOOL_START = re.compile(
+    r"[\[<][ \t]*/?[ \t]*(?:tool|function|observation|search|system|developer|orchestrator"
+    r"|admin|operator|security)"
+)
 
-_EXFIL_IMAGE = re.compile(
-    r"!\[[^\[\]\n]{0,300}\]\(\s*<?(https?://[^\s)>]{1,2048})"
-    r"|<img\b[^<>]{0,500}?\bsrc\s*=\s*[\"']?(https?://[^\s\"'>]{1,2048})",
+_HTML_COMMENT = re.compile(r"<!--(.*?)(?:-->|\Z)", re.S)
+
+# Role prefixes ("assistant:") in quoted text, at the start of a line or slipped in after
+# a sentence.
+_QUOTED_LINE = re.compile(r"(?m)^[ \t]*>[^\n]*")
+_ROLE_PREFIX = re.compile(r"(?<![a-z0-9_-])(assistant|system|ai|model|bot|user|human)[ \t]*:(?=\s)")
+# Only the model's own voice is suspicious without an order: "> Thanks. Model: XPS 13" and
+# "System: Ubuntu 22.04" are ordinary lines in a quoted bug report.
+_MODEL_VOICE = frozenset({"assistant", "ai"})
+_SENTENCE_END = frozenset(".!?)]\"'”’*")
+
+# AI words that gate the table-cell check (the vocative test then runs on the cell).
+# (No look-behind in front: it would cost the engine its first-character prefilter.)
+_AI_WORD = re.compile(
+    r"(?:ai|a\.i\.|llms?|chatbots?|assistants?|bots?|agents?|language\s+models?)(?![a-z0-9_])"
+)
+_CELL_DELIMITERS = (",", "\t", ";")
+# A markdown row with two cells is a table; a line with one comma is a sentence.
+_MIN_MARKDOWN_CELLS = 2
+_MIN_CSV_CELLS = 3
+
+# A link's URL, allowing the placeholders that hold data to interpolate: {x}, {{x y}},
+# <x y>, (x). Each piece starts with a character the plain run excludes, so there is one
+# way to split a URL and nothing to backtrack into.
+_URL_RUN = r"[^\s()<>{}\[\]]*"
+_URL_BODY = (
+    _URL_RUN + r"(?:(?:\{\{?[^{}\n]{0,300}\}\}?|<[^<>\n]{0,300}>|\([^()\s]{0,200}\))"
+    + _URL_RUN + r"){0,16}"
+)  # fmt: skip
+_LINK = re.compile(
+    r"\[[^\[\]\n]{0,300}\]\(\s*<?(https?://" + _URL_BODY + r")"
+    r"|<(?:a|img|iframe|source|link)\b[^<>]{0,500}?\b(?:href|src)\s*=\s*[\"']?"
+    r"(https?://[^\s\"'>]{1,2048})",
     re.I,
 )
-_HTML_COMMENT = re.compile(r"<!--(.*?)(?:-->|\Z)", re.S)
-# A comment that addresses a model by name is a weak signal even without a known phrase.
-_ADDRESSES_AI = re.compile(
-    r"\b(?:ai|assistant|llm|language\s+model|agent|chatbot|gpt|claude|gemini|copilot)\s*[:,]"
+# Template slots in a URL: {x}, {{x}}, <x>, ${X}, $X. Only words may stand inside one: code
+# carried in a URL (a playground link's "{ data: String }") has punctuation.
+_PLACEHOLDER = re.compile(
+    r"\{\{?([\w\s.,'-]{1,120})\}\}?|<([\w\s.,'-]{1,120})>|\$\{([\w.-]{1,60})\}"
+    r"|\$([a-z_][a-z0-9_]*)"
+)
+_SEGMENT_STARTS = "?&=/#"
+_SEGMENT_ENDS = "&#/"
+_MAX_SLOT_RESIDUE = 40
+_CODE_CHARS = frozenset('\n;(){}[]"`!')
+_URL_WORDS = re.compile(r"[a-z]+")
+_SHOUTED = re.compile(r"[A-Z][A-Z0-9_]{3,}")
+# Data worth stealing, named in a placeholder or a query parameter. The weak words count
+# only in a query string, where "{key}" is a value being sent rather than a path segment.
+_URL_STRONG = frozenset({
+    "secret", "secrets", "token", "tokens", "password", "passwords", "passwd", "pwd",
+    "credential", "credentials", "creds", "apikey", "conversation", "conversations", "history",
+    "transcript", "chat", "prompt", "memory", "memories", "env", "environment", "cookie",
+    "cookies", "session", "ssn", "pii",
+})  # fmt: skip
+_URL_WEAK = frozenset({
+    "key", "keys", "data", "context", "ctx", "email", "emails", "phone", "phones", "contact",
+    "contacts", "address", "messages",
+})  # fmt: skip
+# An instruction to put what the model knows into a URL, anywhere in the text.
+_URL_ORDER = re.compile(
+    r"\b(?:append|add|attach|include|put|insert|encode|embed)\s+(?:[^\s]+\s+){0,5}?"
+    r"(?:conversation|chat\s+(?:history|log)|history|transcript|memory|memories|system\s+prompt"
+    r"|previous\s+messages|environment\s+variables|env\s+vars)\s+(?:[^\s]+\s+){0,4}?"
+    r"(?:to|in|into|as)\s+(?:(?:the|this|that|a|an|your)\s+)?(?:url|link|query|image\s+url)\b"
+)
+_URL_ORDER_DATA = (
+    "conversation",
+    "chat",
+    "history",
+    "transcript",
+    "memor",
+    "prompt",
+    "messages",
+    "env",
 )
 
-_B64_RUN = re.compile(r"[A-Za-z0-9+/_-](?<![A-Za-z0-9+/_-].)[A-Za-z0-9+/_-]{23,}={0,2}")
-# The same runs found in the translated bytes, where the literal prefix makes them cheap.
-_B64_GATE_START = b"a" * 24
-_B64_GATE_RUN = re.compile(_B64_GATE_START + b"a*")
-_HEX_RUN = re.compile(r"[0-9A-Fa-f]+")
-_HASH_HEX_LENGTHS = frozenset({32, 40, 56, 64, 96, 128})  # md5, sha1, sha224/256/384/512
-_BLOB_MIN = 80
-_HEX_BLOB_MIN = 64
-_MAX_DECODE_CHARS = 8192
-_MAX_DECODES = 16
-_PRINTABLE = bytes(range(0x20, 0x7F)) + b"\t\n\r"
+
+def find_risks(
+    text: str, lower: str, raw: bytes | None, long_gate: bytes | None
+) -> tuple[RiskFinding, ...]:
+    """Return the prompt-injection findings for already-redacted ``text``."""
+    risks = RiskCollector()
+    found = phrase(lower)
+    if found:
+        risks.add("risk:injection_phrase", f"instruction-like phrase {quote(found)}", high=True)
+    _role_tags(text, lower, risks)
+    _tool_blocks(text, lower, risks)
+    if "<!--" in text:
+        _html_comments(text, risks)
+    if ">" in text and ":" in text:
+        _role_spoofs(text, lower, risks)
+    _table_cells(text, lower, risks)
+    _links(text, lower, risks)
+    # Pure-ASCII text has no invisible characters, compatibility forms or homoglyphs.
+    if raw is None:
+        find_hidden_unicode(text, lower, risks)
+        find_homoglyphs(text, risks)
+    find_encoded(text, long_gate, risks)
+    return tuple(risks.findings)
 
 
-def _quote(s: str) -> str:
-    s = " ".join(s.split())
-    if len(s) > _QUOTE_CHARS:
-        s = s[: _QUOTE_CHARS - 1] + "…"
-    return repr(s)
+def _order(span_lower: str, **kwargs: bool) -> str:
+    found = directive(span_lower, **kwargs)
+    return found.evidence if found else ""
 
 
-def _word_start(text: str, pos: int) -> bool:
-    return pos == 0 or not text[pos - 1].isalnum()
+def _body(lower: str, start: int) -> str:
+    """Return what a block opened at ``start`` says: up to a closing tag or a blank line."""
+    body = lower[start : start + _BODY_CHARS]
+    for stop in ("</", "\n\n", "\r\n\r\n"):
+        i = body.find(stop)
+        if i >= 0:
+            body = body[:i]
+    return body
 
 
-def _phrase(text_lower: str) -> str | None:
-    """Return the first injection phrase in already lower-cased text."""
-    for gates, regex in _PHRASE_RULES:
-        for gate in gates:
-            if gate in text_lower:
-                for m in regex.finditer(text_lower):
-                    if _word_start(text_lower, m.start()):
-                        return m.group()
-                break
-    return None
+def _quoted_syntax(lower: str, pos: int) -> bool:
+    """Return whether ``pos`` sits in inline code or syntax notation: text about a tag.
+
+    Inline code is an odd number of backticks before ``pos`` on its line; notation such as
+    ``cmd([AFTER|BEFORE] [SYSTEM] dir)`` has several bracketed options on one line.
+    """
+    bol = max(lower.rfind("\n", 0, pos) + 1, pos - _BODY_CHARS)
+    eol = lower.find("\n", pos, pos + _BODY_CHARS)
+    eol = min(len(lower), pos + _BODY_CHARS) if eol < 0 else eol
+    return lower.count("`", bol, pos) % 2 == 1 or lower.count("[", bol, eol) >= 3
 
 
-def _role_tag(text: str, lower: str) -> str | None:
+def _role_tags(text: str, lower: str, risks: RiskCollector) -> None:
     for gate, regex, line_start in _ROLE_RULES:
         if gate not in lower:
             continue
@@ -148,133 +201,214 @@ def _role_tag(text: str, lower: str) -> str | None:
                 bol = lower.rfind("\n", 0, start) + 1
                 if not _LINE_LEAD.issuperset(lower[bol:start]):
                     continue
-            return text[start : m.end()] if len(text) == len(lower) else m.group()
+            tag = text[start : m.end()] if len(text) == len(lower) else m.group()
+            order = _order(_body(lower, m.end()))
+            if order:
+                risks.add(
+                    "risk:role_tag", f"role tag {quote(tag.strip())} says {quote(order)}", high=True
+                )
+            else:
+                risks.add("risk:role_tag", f"role/control tag {quote(tag.strip())}")
+            return
+
+
+def _tool_blocks(text: str, lower: str, risks: RiskCollector) -> None:
+    first = len(lower) - len(lower.lstrip())
+    seen = 0
+    for start in _TOOL_START.finditer(lower):
+        m = _TOOL_BLOCK.match(lower, start.start())
+        if m is None:
+            continue
+        seen += 1
+        if seen > _MAX_SPANS:
+            return
+        block = text[m.start() : m.end()] if len(text) == len(lower) else m.group()
+        order = _order(m.group() + " " + _body(lower, m.end()))
+        if order:
+            reason = f"fake tool/system block {quote(block)} says {quote(order)}"
+            risks.add("risk:tool_block", reason, high=True)
+            return
+        # A text that opens with the block is the tool's output itself, not a forgery of
+        # it; a closing tag was judged with its opening one.
+        embedded = m.start() > first and lower[m.start() + 1] != "/"
+        if embedded and not _quoted_syntax(lower, m.start()):
+            risks.add("risk:tool_block", f"tool/system block {quote(block)} inside content")
+
+
+def _html_comments(text: str, risks: RiskCollector) -> None:
+    for m in _HTML_COMMENT.finditer(text):
+        body = m.group(1).lower()
+        found = phrase(body)
+        if found:
+            risks.add(
+                "risk:html_comment_instruction", f"HTML comment says {quote(found)}", high=True
+            )
+            risks.add("risk:injection_phrase", f"in an HTML comment: {quote(found)}", high=True)
+        elif addresses_ai(body):
+            order = _order(body)
+            if order:
+                reason = f"HTML comment tells an AI to {quote(order)}"
+                risks.add("risk:html_comment_instruction", reason, high=True)
+            else:
+                risks.add("risk:html_comment_instruction", "HTML comment addressed to an AI/agent")
+
+
+def _role_spoofs(text: str, lower: str, risks: RiskCollector) -> None:
+    """Flag a role prefix inside quoted text: a turn written to look like the model's own."""
+    lines = [m.group() for m in _QUOTED_LINE.finditer(lower)]
+    seen = 0
+    for n, line in enumerate(lines):
+        opening = len(line) - len(line.lstrip(" \t>"))
+        for m in _ROLE_PREFIX.finditer(line):
+            seen += 1
+            if seen > _MAX_SPANS:
+                return
+            role = m.group(1)
+            embedded = m.start() > opening
+            lead = line[max(opening, m.start() - 8) : m.start()].rstrip()
+            if embedded and not (lead and lead[-1] in _SENTENCE_END):
+                continue  # "create a user: bob" is not a turn
+            # The turn runs on to the end of the quote or the next role prefix.
+            span = [line[m.end() : m.end() + _BODY_CHARS]]
+            for more in lines[n + 1 : n + 6]:
+                more = more.lstrip(" \t>")
+                if _ROLE_PREFIX.match(more):
+                    break
+                span.append(more)
+            said = " ".join(span)[:_BODY_CHARS]
+            # A quoted chat that starts a line with "assistant:" is a transcript, suspicious
+            # only when the turn gives a clear order. A role slipped into the middle of a
+            # quoted line is a spoof; there even an acceptance ("Understood.") counts.
+            found = directive(said, compliance=embedded and role in _MODEL_VOICE)
+            if found and (embedded or found.score >= 2):
+                reason = f"quoted text spoofs a {role!r} turn: {quote(found.evidence)}"
+                risks.add("risk:role_spoof", reason, high=True)
+                return
+            if embedded and role in _MODEL_VOICE:
+                risks.add("risk:role_spoof", f"role prefix {role!r} inside quoted text")
+
+
+def _table_rows(lower: str) -> dict[int, str]:
+    """Return the lines (by start offset) holding an AI word that look like table rows."""
+    rows = {}
+    eol = -1
+    for m in _AI_WORD.finditer(lower):
+        start = m.start()
+        if start < eol or (start and (lower[start - 1].isalnum() or lower[start - 1] == "_")):
+            continue  # on a line already judged, or inside a word
+        bol = lower.rfind("\n", 0, start) + 1
+        eol = lower.find("\n", m.end())
+        eol = len(lower) if eol < 0 else eol
+        line = lower[bol:eol]
+        if line.count("|") >= _MIN_MARKDOWN_CELLS or any(
+            line.count(d) >= _MIN_CSV_CELLS - 1 for d in _CELL_DELIMITERS
+        ):
+            rows[bol] = line
+    return rows
+
+
+def _cells(line: str) -> list[str]:
+    stripped = line.strip()
+    if stripped.count("|") >= _MIN_MARKDOWN_CELLS:
+        cells = [c.strip() for c in stripped.strip("|").split("|")]
+        return cells if len(cells) >= _MIN_MARKDOWN_CELLS else []
+    delimiter = max(_CELL_DELIMITERS, key=stripped.count)
+    try:
+        cells = next(csv.reader([stripped], delimiter=delimiter, skipinitialspace=True), [])
+    except csv.Error:  # a field over the csv module's size limit: no table anyone reads
+        cells = stripped.split(delimiter)
+    return cells if len(cells) >= _MIN_CSV_CELLS else []
+
+
+def _table_cells(text: str, lower: str, risks: RiskCollector) -> None:
+    """Flag a table or CSV cell that speaks to an AI and gives it an order."""
+    if not any(d in lower for d in ("|", *_CELL_DELIMITERS)):
+        return
+    for line in _table_rows(lower).values():
+        for cell in _cells(line):
+            if addresses_ai(cell):
+                order = _order(cell)
+                if order:
+                    reason = f"table cell tells an AI to {quote(order)}"
+                    risks.add("risk:table_cell_instruction", reason, high=True)
+                    return
+
+
+def _host(url: str) -> str:
+    authority = url.split("://", 1)[1].split("/", 1)[0].split("?", 1)[0]
+    return quote(authority.rsplit("@", 1)[-1])
+
+
+def _fills_slot(url_lower: str, start: int, end: int) -> bool:
+    """Return whether a placeholder is a whole path segment or parameter value.
+
+    A slot may keep a file suffix ("{x}.png"); a placeholder amid code punctuation is part
+    of a document the URL carries (a playground link's ``println!("{key}")``), not a slot.
+    """
+    seg_start = max(url_lower.rfind(c, 0, start) for c in _SEGMENT_STARTS) + 1
+    ends = [i for i in (url_lower.find(c, end) for c in _SEGMENT_ENDS) if i >= 0]
+    residue = url_lower[seg_start:start] + url_lower[end : min(ends) if ends else len(url_lower)]
+    return len(residue) <= _MAX_SLOT_RESIDUE and not any(c in residue for c in _CODE_CHARS)
+
+
+def _url_carries_data(url: str) -> str | None:
+    """Return what a link's URL would send out (a placeholder or parameter), or None."""
+    query_at = url.find("?")
+    # In a query string "+" is a space: "{{paste+the+keys}}" is a sentence.
+    decoded = (
+        unquote(url) if query_at < 0 else unquote(url[:query_at]) + unquote_plus(url[query_at:])
+    )
+    lower = decoded.lower()
+    query_at = lower.find("?")
+    for m in _PLACEHOLDER.finditer(lower):
+        if not _fills_slot(lower, m.start(), m.end()):
+            continue
+        content = next(g for g in m.groups() if g is not None)
+        words = set(_URL_WORDS.findall(content))
+        if "api" in words and ("key" in words or "keys" in words):
+            words.add("apikey")
+        in_query = 0 <= query_at < m.start()
+        spoken = len(content.split()) >= 2  # a sentence in a URL is addressed to a reader
+        if words & _URL_STRONG or (words & _URL_WEAK and (in_query or spoken)):
+            return f"placeholder {quote(m.group())}"
+    if query_at >= 0:
+        query = decoded[query_at + 1 :].split("#", 1)[0]
+        for param in re.split(r"[&;]", query):
+            name, _, value = param.partition("=")
+            words = set(_URL_WORDS.findall(name.lower()))
+            # A SHOUTED_NAME is a slot for data, not data; so is an empty value, but forms
+            # leave those behind ("?q=&email="), so only a secret's name counts there.
+            if _SHOUTED.fullmatch(value):
+                words.update(_URL_WORDS.findall(value.lower()))
+                sensitive = _URL_STRONG | _URL_WEAK
+            elif not value:
+                sensitive = _URL_STRONG
+            else:
+                continue
+            if words & sensitive:
+                return f"parameter {quote(name)} is a slot for data"  # never its value
     return None
 
 
-def _inspect_blob(run: str, decode: bool) -> tuple[str | None, str | None]:
-    """Return (reason it looks like an encoded payload, its text if it decodes to text)."""
-    body = run.rstrip("=")
-    n = len(body)
-    reason = None
-    if _HEX_RUN.fullmatch(body):
-        if n in _HASH_HEX_LENGTHS:
-            return None, None  # a digest: flagging or decoding it would only add noise
-        if n >= _HEX_BLOB_MIN:
-            reason = f"hex blob of {n} chars"
-        if not decode or n % 2:
-            return reason, None
-        data = bytes.fromhex(body[:_MAX_DECODE_CHARS])
-    else:
-        # Paths and slugs are long runs too; encoded bytes mix cases and digits.
-        mixed = body.upper() != body and body.lower() != body
-        if n >= _BLOB_MIN and mixed and not body.replace("-", "").replace("_", "").isalpha():
-            reason = f"base64-like blob of {n} chars"
-        url = "-" in body or "_" in body
-        if not decode or (url and ("+" in body or "/" in body)):
-            return reason, None
-        chunk = body[:_MAX_DECODE_CHARS]
-        chunk = chunk[: len(chunk) - len(chunk) % 4]
-        try:
-            data = (base64.urlsafe_b64decode if url else base64.b64decode)(chunk)
-        except (binascii.Error, ValueError):
-            return reason, None
-    if not data or len(data.translate(None, _PRINTABLE)) * 10 > len(data):
-        return reason, None
-    return reason, data.decode("latin-1")
-
-
-def _blob_runs(text: str, long_gate: bytes | None) -> Iterator[str]:
-    """Yield runs of 24+ base64 characters (plus up to two "=" of padding)."""
-    if long_gate is None:
-        for m in _B64_RUN.finditer(text):
-            yield m.group()
-        return
-    for m in _B64_GATE_RUN.finditer(long_gate):
-        start, end = m.span()
-        pad = 0
-        while pad < 2 and end + pad < len(text) and text[end + pad] == "=":
-            pad += 1
-        yield text[start : end + pad]
-
-
-def find_risks(
-    text: str, lower: str, raw: bytes | None, long_gate: bytes | None
-) -> list[RiskFinding]:
-    risks: list[RiskFinding] = []
-
-    def add(flag: str, reason: str) -> None:
-        finding = RiskFinding(flag, reason)
-        if len(risks) < _MAX_RISKS and finding not in risks:
-            risks.append(finding)
-
-    phrase = _phrase(lower)
-    if phrase:
-        add("risk:injection_phrase", f"instruction-like phrase {_quote(phrase)}")
-
-    tag = _role_tag(text, lower)
-    if tag:
-        add("risk:role_tag", f"role/control tag {_quote(tag.strip())}")
-
-    # Every invisible, bidi and tag code point sorts at or above U+180E, so a text whose
-    # largest character is below that (Latin, Greek, Cyrillic, Arabic, ...) has none.
-    if raw is None:
-        if max(text) >= "\u180e":
-            _find_unicode_risks(text, add)
-        # Fullwidth and other compatibility forms ("ｉｇｎｏｒｅ") fold to ASCII under NFKC.
-        folded = unicodedata.normalize("NFKC", text).lower()
-        if folded != lower:
-            phrase = _phrase(folded)
-            if phrase:
-                add("risk:injection_phrase", f"in compatibility characters: {_quote(phrase)}")
-
-    if "<!--" in text:
-        for m in _HTML_COMMENT.finditer(text):
-            body = m.group(1).lower()
-            phrase = _phrase(body)
-            if phrase:
-                add("risk:html_comment_instruction", f"HTML comment says {_quote(phrase)}")
-                add("risk:injection_phrase", f"in an HTML comment: {_quote(phrase)}")
-            elif _ADDRESSES_AI.search(body):
-                add("risk:html_comment_instruction", "HTML comment addressed to an AI/agent")
-
-    if "![" in text or "<img" in lower:
-        for m in _EXFIL_IMAGE.finditer(text):
+def _links(text: str, lower: str, risks: RiskCollector) -> None:
+    """Flag links and images whose URL sends data: an image loads itself, unasked."""
+    if "](" in text or "href" in lower or "src" in lower:
+        for m in _LINK.finditer(text):
             url = m.group(1) or m.group(2)
-            if "?" in url:
-                authority = url.split("://", 1)[1].split("/", 1)[0].split("?", 1)[0]
-                host = _quote(authority.rsplit("@", 1)[-1])
-                add("risk:exfil_image", f"image loads external URL with query string ({host})")
-
-    if long_gate is None or _B64_GATE_START in long_gate:
-        for i, run in enumerate(_blob_runs(text, long_gate)):
-            reason, decoded = _inspect_blob(run, decode=i < _MAX_DECODES)
-            if reason:
-                add("risk:encoded_blob", reason)
-            phrase = _phrase(decoded.lower()) if decoded else None
-            if phrase:
-                add("risk:injection_phrase", f"in an encoded blob: {_quote(phrase)}")
-    return risks
-
-
-def _find_unicode_risks(text: str, add: Callable[[str, str], None]) -> None:
-    # A byte-order mark at the very start is an encoding artefact, not a hiding place.
-    m = _INVISIBLE.search(text, 1 if text.startswith("\ufeff") else 0)
-    if m:
-        add("risk:invisible_unicode", f"invisible character U+{ord(m.group()):04X}")
-        # Zero-width characters are used to split trigger words so filters miss them.
-        phrase = _phrase(_INVISIBLE.sub("", text).lower())
-        if phrase:
-            add("risk:injection_phrase", f"split by zero-width characters: {_quote(phrase)}")
-    m = _BIDI.search(text)
-    if m:
-        name = unicodedata.name(m.group(), "")
-        add("risk:bidi_control", f"bidi control U+{ord(m.group()):04X} {name}".rstrip())
-    runs = _TAG_RUN.findall(text)
-    if runs:
-        add("risk:invisible_unicode", f"Unicode tag characters (U+{ord(runs[0][0]):04X})")
-        # Tag characters mirror ASCII; decoded, they are text a model may still obey.
-        hidden = " ".join("".join(chr(ord(c) - 0xE0000) for c in run) for run in runs)
-        phrase = _phrase(hidden.lower())
-        if phrase:
-            add("risk:injection_phrase", f"hidden in Unicode tag characters: {_quote(phrase)}")
+            start = m.start()
+            image = (start and text[start - 1] == "!") or lower.startswith("<img", start)
+            carried = _url_carries_data(url)
+            if carried:
+                kind = "risk:exfil_image" if image else "risk:exfil_link"
+                risks.add(kind, f"link sends data to {_host(url)} ({carried})", high=True)
+            elif image and "?" in url:
+                reason = f"image loads external URL with query string ({_host(url)})"
+                risks.add("risk:exfil_image", reason, high=True)
+    if any(w in lower for w in ("url", "link", "query")) and any(
+        w in lower for w in _URL_ORDER_DATA
+    ):
+        m = _URL_ORDER.search(lower)
+        if m:
+            risks.add(
+                "risk:exfil_link", f"asks to put data into a URL: {quote(m.group())}", high=True
+            )

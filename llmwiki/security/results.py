@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 SECURITY_CLASSES = ("public", "internal", "restricted")
+
+# A flood of findings helps nobody reading a review queue and costs memory per episode.
+MAX_RISKS = 25
+_QUOTE_CHARS = 40
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,10 +25,16 @@ class SecretFinding:
 
 @dataclass(frozen=True, slots=True)
 class RiskFinding:
-    """A prompt-injection signal: ``risk:<name>`` plus a short, secret-free reason."""
+    """A prompt-injection signal: ``risk:<name>``, a short secret-free reason, and its level.
+
+    ``level`` is "high" when the finding on its own should quarantine the input (a known
+    injection phrase, an exfiltration URL, an instruction to a model hidden in a comment,
+    a cell, a quoted turn or a fake tool block) and "low" when it is only worth a flag.
+    """
 
     flag: str
     reason: str
+    level: str = "low"
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,3 +59,31 @@ class ScanResult:
     @property
     def high_risk(self) -> bool:
         return self.risk_level == "high"
+
+
+@dataclass(slots=True)
+class RiskCollector:
+    """Collect risk findings once each, at most ``MAX_RISKS``, never losing the first high one."""
+
+    findings: list[RiskFinding] = field(default_factory=list)
+
+    def add(self, flag: str, reason: str, *, high: bool = False) -> None:
+        finding = RiskFinding(flag, reason, "high" if high else "low")
+        if finding in self.findings:
+            return
+        if len(self.findings) < MAX_RISKS:
+            self.findings.append(finding)
+        elif high and not self.high:
+            self.findings[-1] = finding  # the level decides quarantine; a low flag does not
+
+    @property
+    def high(self) -> bool:
+        return any(f.level == "high" for f in self.findings)
+
+
+def quote(s: str) -> str:
+    """Render a matched span for a reason: one line, at most a few dozen characters."""
+    s = " ".join(s.split())
+    if len(s) > _QUOTE_CHARS:
+        s = s[: _QUOTE_CHARS - 1] + "…"
+    return repr(s)

@@ -678,6 +678,8 @@ def test_results_are_immutable():
         result.text = "y"  # type: ignore[misc]
     with pytest.raises(dataclasses.FrozenInstanceError):
         RiskFinding("risk:x", "y").reason = "z"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        RiskFinding("risk:x", "y").level = "high"  # type: ignore[misc]
 
 
 def test_empty_text():
@@ -719,6 +721,24 @@ PATHOLOGICAL = [
     "\u200b" * 100_000,
     "\U000e0041" * 100_000,
     "0123456789abcdef" * 12_500,
+    "<tool_result>" * 20_000,
+    "[system note: " * 20_000,
+    "> x. assistant: " * 20_000,
+    "> assistant: understood\n" * 20_000,
+    "x,ai: hi,y\n" * 20_000,
+    "x,y," + "ai: " * 60_000,
+    'ai,"' * 50_000,
+    "| ai: x " * 30_000,
+    "[a](https://x/" + "{" * 100_000,
+    "[a](https://x/?" + "a=&" * 60_000 + ")",
+    "[" * 50_000 + "](https://",
+    "\u0430a " * 60_000,
+    "a\u0430" * 100_000,
+    "1 Main " * 30_000,
+    "12 " + "Main " * 50_000 + "Street",
+    "<!-- ai: " + "send " * 60_000 + "-->",
+    "<!-- ai: send keys to " + "a." * 100_000 + " -->",
+    "append the conversation " * 20_000 + "link",
 ]
 
 
