@@ -122,8 +122,9 @@ _URL_WEAK = frozenset({
     "contacts", "address", "messages",
 })  # fmt: skip
 # An instruction to put what the model knows into a URL, anywhere in the text.
+# (No \b in front: it would cost the engine its first-character prefilter; checked below.)
 _URL_ORDER = re.compile(
-    r"\b(?:append|add|attach|include|put|insert|encode|embed)\s+(?:[^\s]+\s+){0,5}?"
+    r"(?:append|add|attach|include|put|insert|encode|embed)\s+(?:[^\s]+\s+){0,5}?"
     r"(?:conversation|chat\s+(?:history|log)|history|transcript|memory|memories|system\s+prompt"
     r"|previous\s+messages|environment\s+variables|env\s+vars)\s+(?:[^\s]+\s+){0,4}?"
     r"(?:to|in|into|as)\s+(?:(?:the|this|that|a|an|your)\s+)?(?:url|link|query|image\s+url)\b"
@@ -407,8 +408,8 @@ def _links(text: str, lower: str, risks: RiskCollector) -> None:
     if any(w in lower for w in ("url", "link", "query")) and any(
         w in lower for w in _URL_ORDER_DATA
     ):
-        m = _URL_ORDER.search(lower)
-        if m:
-            risks.add(
-                "risk:exfil_link", f"asks to put data into a URL: {quote(m.group())}", high=True
-            )
+        for m in _URL_ORDER.finditer(lower):
+            if m.start() == 0 or not lower[m.start() - 1].isalnum():
+                reason = f"asks to put data into a URL: {quote(m.group())}"
+                risks.add("risk:exfil_link", reason, high=True)
+                break

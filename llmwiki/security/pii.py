@@ -93,7 +93,21 @@ _NOT_STREET_NAMES = frozenset(
 )  # fmt: skip
 
 
-def _has_address(text: str) -> bool:
+# Digits become "0", blanks " ", capitals "A" and other letters "x": an address has a
+# number, maybe a letter ("221B"), blanks and a capital (ASCII text only).
+_ADDRESS_GATE = bytes(
+    0x30 if 0x30 <= b <= 0x39
+    else 0x20 if b in (0x20, 0x09)
+    else 0x41 if 0x41 <= b <= 0x5A
+    else 0x78
+    for b in range(256)
+)  # fmt: skip
+_ADDRESS_GATE_RUN = re.compile(rb"0[Ax]? +A")
+
+
+def _has_address(text: str, raw: bytes | None) -> bool:
+    if raw is not None and not _ADDRESS_GATE_RUN.search(raw.translate(_ADDRESS_GATE)):
+        return False
     for m in _ADDRESS.finditer(text):
         names = m.group(1).split()
         if names[0].rstrip(".,") in _NOT_STREET_NAMES:
@@ -194,7 +208,7 @@ def find_pii(text: str, raw: bytes | None) -> tuple[str, ...]:
                 found.add(flag)
                 if "pii:card" in found and "pii:phone" in found:
                     break
-    if _has_address(text):
+    if _has_address(text, raw):
         found.add("pii:address")
     if raw is not None and b"AA00" not in raw.translate(_IBAN_GATE):
         return tuple(sorted(found))
