@@ -4,8 +4,6 @@ The filler blocks give the sweep a realistic spread of term frequencies: restate
 rare names, unrelated blocks share only common words.
 """
 
-from datetime import UTC, datetime, timedelta
-
 from dreaming.engine.pipeline import run_sweep
 from dreaming.engine.similar import (
     TermIndex,
@@ -16,7 +14,8 @@ from dreaming.engine.similar import (
     stem,
 )
 from dreaming.engine.text import analyse, sentences
-from dreaming.engine.types import Ep
+
+from .test_engine_pipeline import NOW, ep
 
 FILLER = [
     "Standup moved to half past nine because of the team lunch.",
@@ -101,23 +100,10 @@ def test_star_groups_respect_the_identity_guard():
     assert star_groups(2, near, lambda a, b: False, [0.5, 0.5]) == [[0], [1]]
 
 
-def ep(i, day, text, source=None, trust=0.6):
-    return Ep(
-        id=i,
-        occurred_at=datetime(2026, 3, 2, 9, tzinfo=UTC) + timedelta(days=day),
-        content=text,
-        kind="log_entry",
-        memory_type="episodic",
-        actor="agent:test",
-        source_id=source or i,
-        source_trust=trust,
-    )
-
-
 def test_a_sweep_folds_three_wordings_into_one_candidate_with_all_their_evidence():
     eps = [ep(i + 1, i * 3, t) for i, t in enumerate(SAME_FACT)]
     eps += [ep(10 + k, k, t) for k, t in enumerate(FILLER)]
-    result = run_sweep(eps, now=datetime(2026, 3, 20, tzinfo=UTC))
+    result = run_sweep(eps, now=NOW)
     about = [c for c in result.candidates if "ledger" in c.text.lower()]
     assert len(about) == 1
     assert sorted(e.episode_id for e in about[0].evidence if e.role == "support") == [1, 2, 3]
@@ -127,7 +113,7 @@ def test_a_different_fact_with_shared_words_is_not_folded_in():
     eps = [ep(i + 1, i * 3, t) for i, t in enumerate(SAME_FACT)]
     eps.append(ep(4, 2, SHARED_WORDS_OTHER_FACT))
     eps += [ep(10 + k, k, t) for k, t in enumerate(FILLER)]
-    result = run_sweep(eps, now=datetime(2026, 3, 20, tzinfo=UTC))
+    result = run_sweep(eps, now=NOW)
     for c in result.candidates:
         ids = {e.episode_id for e in c.evidence}
         assert not (4 in ids and ids & {1, 2, 3}), c.text
@@ -141,7 +127,7 @@ def test_two_environments_stay_apart_however_alike_the_wording():
         ep(4, 7, "Monthly partitions for the ledger schema live on pg-prod-1 (prod)."),
         *[ep(10 + k, k, t) for k, t in enumerate(FILLER)],
     ]
-    result = run_sweep(eps, now=datetime(2026, 3, 20, tzinfo=UTC))
+    result = run_sweep(eps, now=NOW)
     for c in result.candidates:
         ids = {e.episode_id for e in c.evidence if e.role == "support"}
         assert not (ids & {1, 2} and ids & {3, 4}), c.text
