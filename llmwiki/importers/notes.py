@@ -9,6 +9,7 @@ thematic breaks.
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from dataclasses import dataclass, field
 
 from .base import (
@@ -368,12 +369,66 @@ def starts_with_decision(text: str) -> bool:
     return _DECISION_PREFIX.match(text) is not None
 
 
+# Where a hand-written note says when it was written, besides front matter: a "Date:" line
+# under the title (minutes, ADRs) or a date in the file name ("meeting-2026-09-09-…").
+_DATE_LINES = 12
+_DATE_LABEL = re.compile(r"^[\s>*_#-]*date[\s*_]*:[\s*_]*(?P<value>.+)$", re.IGNORECASE)
+_ISO_DAY = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
+_WRITTEN_DAY = re.compile(
+    r"(?<!\d)(?:(?P<d1>\d{1,2})(?:st|nd|rd|th)?\s+(?P<m1>[A-Za-z]{3,9})\.?,?\s+(?P<y1>\d{4})"
+    r"|(?P<m2>[A-Za-z]{3,9})\.?\s+(?P<d2>\d{1,2})(?:st|nd|rd|th)?,?\s+(?P<y2>\d{4}))"
+)
+_MONTHS = {
+    m: i + 1
+    for i, name in enumerate(
+        "january february march april may june july august september october november december".split()
+    )
+    for m in (name, name[:3], name[:4])
+}
+
+
+def _day_in(text: str) -> datetime | None:
+    """The first ISO ("2026-09-09") or written ("9 September 2026") date in `text`."""
+    m = _ISO_DAY.search(text)
+    if m:
+        parts = int(m.group(1)), int(m.group(2)), int(m.group(3))
+    else:
+        m = _WRITTEN_DAY.search(text)
+        month = m and _MONTHS.get((m.group("m1") or m.group("m2")).lower())
+        if not month:
+            return None
+        day = m.group("d1") or m.group("d2")
+        parts = int(m.group("y1") or m.group("y2")), month, int(day)
+    try:
+        return datetime(*parts, tzinfo=UTC)
+    except ValueError:
+        return None
+
+
+def note_date(fields: dict[str, str | list[str]], head: list[str], path: str) -> datetime | None:
+    """When a note was written: front matter, a "Date:" line near the top, the file name.
+
+    "updated" outranks "created": a note asserts what it says as of its last edit, and
+    that is the time a later statement contradicting it must be compared with.
+    """
+    found = front_matter_date(fields, ("date", "updated", "last_updated", "modified", "created"))
+    if found is not None:
+        return found
+    for line in head:
+        m = _DATE_LABEL.match(line)
+        if m:
+            found = _day_in(m.group("value"))
+            if found is not None:
+                return found
+    return _day_in(path.rsplit("/", 1)[-1])
+
+
 def parse_note(file: TextFile) -> list[EpisodeDraft]:
     """Split a markdown or plain-text note into episodes by section, then item/paragraph."""
     lines = split_lines(file.text)
     fields, body = parse_front_matter(lines)
     tags = front_matter_tags(fields)
-    occurred_at = front_matter_date(fields)
+    occurred_at = note_date(fields, lines[body : body + _DATE_LINES], file.path)
     title = front_matter_str(fields, "title")
     author = front_matter_str(fields, "author")
     actor = f"user:{author}" if author else "user:unknown"

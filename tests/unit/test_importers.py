@@ -953,3 +953,39 @@ def test_it_reads_the_agent_from_an_openclaw_title_line():
         )
     )
     assert {d.actor for d in drafts} == {"agent:builder"}
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "expected"),
+    [
+        ("a.md", "---\nupdated: 2026-08-27\n---\nBody text.\n", "2026-08-27T00:00:00"),
+        (
+            "a.md",
+            "---\ncreated: 2026-01-02\nupdated: 2026-03-04\n---\nBody.\n",
+            "2026-03-04T00:00:00",
+        ),
+        (
+            "adr.md",
+            "# ADR-7: device class\n- Status: Accepted\n- Date: 2026-06-18\n\nBody.\n",
+            "2026-06-18T00:00:00",
+        ),
+        (
+            "m.md",
+            "# Minutes\n**Date:** Wednesday 9 September 2026, 09:00\n\nBody.\n",
+            "2026-09-09T00:00:00",
+        ),
+        ("m.md", "# Minutes\nDate: Sept 9th, 2026\n\nBody.\n", "2026-09-09T00:00:00"),
+        ("meeting-2026-09-09-review.md", "# Minutes\n\nBody.\n", "2026-09-09T00:00:00"),
+        ("m.md", "# Minutes\nDate: 31 February 2026\n\nBody.\n", None),
+    ],
+)
+def test_a_note_is_dated_by_front_matter_a_date_line_or_its_file_name(
+    name: str, text: str, expected: str | None
+) -> None:
+    drafts = parse_note(TextFile(name, text))
+    assert drafts and all(d.occurred_at == (expected and dt(expected)) for d in drafts)
+
+
+def test_a_date_far_down_a_note_does_not_date_it() -> None:
+    body = "# Notes\n" + "para.\n\n" * 12 + "Date: 2026-06-18\n"
+    assert parse_note(TextFile("n.md", body))[0].occurred_at is None
