@@ -228,6 +228,9 @@ class _Sweep:
         self.recall = recall
         self.policy = policy
         self.now = now or (self.eps[-1].occurred_at if self.eps else datetime.now(UTC))
+        # Recency is measured from the newest material swept, not the wall clock: a month
+        # of history imported today is not all stale, and its last week is its newest.
+        self.recency_ref = min(self.now, self.eps[-1].occurred_at) if self.eps else self.now
         self.n = len(self.eps)
         self.ep_day = [e.occurred_at.date().toordinal() for e in self.eps]
         self.counts: Counter[str] = Counter(episodes_in=self.n, claims_in=len(self.claims))
@@ -1108,7 +1111,7 @@ class _Sweep:
             recall=recall_for((eps[i].id for i in support), self.recall),
             key_terms=len(f.subject | f.values),
         )
-        raw = signals(view, self.now, self.policy)
+        raw = signals(view, self.recency_ref, self.policy)
         weights = self.policy.weights.as_dict()
         score = round(sum(weights[k] * v for k, v in raw.items()), 6)
         stats = {

@@ -572,3 +572,13 @@ def test_it_consolidates_a_recurring_problem_and_follows_its_ticket():
     closed = run_sweep([*eps, ep(5, 4, "08:15 closed OPS-7, fixed in the rounding code.")], now=NOW)
     (cand,) = candidates_touching(closed, [1, 2, 3, 4])
     assert cand.lifecycle == "closed" and cand.page_target == "SYSTEM_OVERVIEW"
+
+
+def test_recency_counts_from_the_newest_material_not_the_wall_clock():
+    # The same four days of history, swept the week it was written and a season later:
+    # importing old material late must not make all of it stale.
+    soon = run_sweep(five_wordings(), now=NOW)
+    late = run_sweep(five_wordings(), now=NOW + timedelta(days=120))
+    (a,), (b,) = soon.candidates, late.candidates
+    assert a.signals["recency"] == b.signals["recency"] > 0.95
+    assert a.score == b.score
