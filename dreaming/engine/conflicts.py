@@ -231,6 +231,7 @@ class Found:
     subject: str
     sides: list[list[int]]  # unit indices per side, oldest side first
     claims: list[int | None] = field(default_factory=list)  # claim id per side, if any
+    reps: list[int] = field(default_factory=list)  # the unit stating each side, if known
 
 
 def decision_conflicts(

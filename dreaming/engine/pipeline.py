@@ -42,6 +42,7 @@ from itertools import chain
 import numpy as np
 
 from . import conflicts as conf
+from . import disputes
 from .cluster import (
     TICKET_RE,
     core_terms,
@@ -67,7 +68,7 @@ from .reflect import (
 )
 from .route import Route, route
 from .score import EvidenceView, recall_for, signals, weighted
-from .similar import TermIndex, block_terms, neighbours, star_groups, terms_of
+from .similar import TermIndex, block_terms, neighbours, star_groups, stem, terms_of
 from .text import (
     _EMPTY,
     DECIDE_CUE,
@@ -241,6 +242,9 @@ class _Sweep:
         self.clusters: list[_Cluster] = []
         self.cluster_reason: dict[int, str] = {}
         self._core_half: dict[int, set[str] | frozenset[str]] = {}
+        # The paraphrase step's blocks and their loose neighbours (see _wording_conflicts).
+        self.para_items: list[_Block] = []
+        self.para_near: list[list[tuple[int, float]]] = []
 
     def core_half(self, ci: int) -> set[str] | frozenset[str]:
         """Subject terms shared by half of a fact's sentences (computed when first asked)."""
@@ -608,7 +612,15 @@ class _Sweep:
                 items.setdefault((u,), None)
         item_units = list(items)
         term_sets = block_terms([[feat[u] for u in it] for it in item_units])
-        near = neighbours(term_sets, TermIndex(term_sets), self.policy.paraphrase_factor)
+        index = TermIndex(term_sets)
+        factor = self.policy.paraphrase_factor
+        # One pass finds the looser neighbours the conflicts phase compares (a statement
+        # that replaces a choice shares less with the old one than a restatement does);
+        # grouping keeps only the restatements.
+        loose = neighbours(term_sets, index, factor * disputes.LOOSER)
+        bar = index.threshold * factor
+        near = [[(y, sim) for y, sim in ys if sim >= bar] for ys in loose]
+        self.para_items, self.para_near = item_units, loose
         hosts = [frozenset().union(*(feat[u].hosts for u in it)) for it in item_units]
         envs = [frozenset().union(*(feat[u].envs for u in it)) for it in item_units]
 
@@ -798,6 +810,13 @@ class _Sweep:
                 continue
             stmts.extend((u, st) for st in conf.statements(U.text[u]))
         found.extend(conf.decision_conflicts(stmts, self.u_first, self.u_last, U.claim))
+        # A contradiction the wording already lined up is not reported twice.
+        seen = {u for fc in found for side in fc.sides for u in side}
+        found.extend(
+            fc
+            for fc in self._wording_conflicts()
+            if all(seen.isdisjoint(side) for side in fc.sides)
+        )
         for idxs in self.group_parts:
             if sum(1 for ci in idxs if clusters[ci].values) < 2:
                 continue  # one value (or none): nothing to disagree about
@@ -834,11 +853,65 @@ class _Sweep:
                 1 for d in self.conflict_drafts if d.kind == kind
             )
 
+    def _wording_conflicts(self) -> list[conf.Found]:
+        """Disagreements between paraphrase neighbours (disputes.py), one per dispute."""
+        U, items, near = self.U, self.para_items, self.para_near
+        feat, text, u_first = U.feat, U.text, self.u_first
+        read: dict[int, disputes.Said] = {}
+        # People are not choices: the authors of episodes and the speakers who open a
+        # block with their name ("Teodor: …").
+        people = {e.actor.split(":", 1)[-1].lower() for e in self.eps}
+        people.update(n for it in items if (n := disputes.speaker(text[it[0]])))
+        people_set = frozenset(people)
+
+        def said(x: int) -> disputes.Said:
+            got = read.get(x)
+            if got is None:
+                units = items[x]
+                got = read[x] = disputes.said(
+                    [text[u] for u in units],
+                    [feat[u] for u in units],
+                    u_first[units[0]],
+                    people_set,
+                )
+            return got
+
+        # Only a block with a number, a denial or a change cue can take a side that
+        # differs; the cheap tests skip the rest without reading them.
+        cued = [
+            x
+            for x in range(len(items))
+            if near[x] and any(feat[u].negated or disputes.may_disagree(text[u]) for u in items[x])
+        ]
+        # Sentences are compared term by term, so rarity is counted per stemmed word.
+        index = TermIndex([frozenset(stem(t) for u in it for t in feat[u].subject) for it in items])
+        tested = sum(1 for x in cued if said(x).switches or said(x).denials)
+        bar = disputes.sentence_bar(index.n, tested) * self.policy.paraphrase_factor
+        ops: list[disputes.Opposition] = []
+        for x in cued:
+            closest = sorted(near[x], key=lambda ys: (-ys[1], ys[0]))
+            others = [(y, said(y)) for y, _ in closest]
+            ops.extend(disputes.oppositions(x, said(x), others, index.idf, bar))
+        out: list[conf.Found] = []
+        for d in disputes.disputes(ops, read):
+            sides = [sorted({u for b in bs for u in items[b]}) for bs, _ in d.sides]
+            shared = frozenset.intersection(
+                *(frozenset(t for u in side for t in feat[u].subject) for side in sides)
+            )
+            found = conf.Found(d.kind, _label(shared, U, sides), sides, [None] * len(sides))
+            found.reps = [items[b][k] for _, (b, k) in d.sides]
+            out.append(found)
+        self.counts["conflicts_across_wordings"] = len(out)
+        return out
+
     def _conflict_draft(self, k: int, fc: conf.Found) -> ConflictDraft:
         U, eps, unit_cluster = self.U, self.eps, self.unit_cluster
         sides = []
-        for side, claim_id in zip(fc.sides, fc.claims, strict=True):
-            rep = min(side, key=lambda u: (U.junk[u] is not None, -self.u_weight[u], u))
+        for n, (side, claim_id) in enumerate(zip(fc.sides, fc.claims, strict=True)):
+            if fc.reps:
+                rep = fc.reps[n]  # the sentence that states this side's position
+            else:
+                rep = min(side, key=lambda u: (U.junk[u] is not None, -self.u_weight[u], u))
             side_eps = sorted({eps[i].id for u in side for i in U.eps[u]})
             text = trim_snippet(display_text(U.text[rep]), self.policy.snippet_max_chars)
             sides.append(ConflictSide(text, tuple(side_eps), claim_id))

@@ -317,6 +317,8 @@ def _classify(token: str) -> tuple[str, int]:
             flags |= NAMEY
         else:
             flags |= CAP
+    elif token.isalpha() and not token.islower():
+        flags |= NAMEY  # "kPa", "iOS", "gRPC": a capital inside a word marks a name
     if has_digit and not flags & (NUM | HOST):
         flags |= IDENT if len(canon) > 2 else 0
     if len(canon) < 2 and not canon.isdigit():

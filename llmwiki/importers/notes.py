@@ -9,8 +9,8 @@ thematic breaks.
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from .base import (
     MAX_EPISODE_CHARS,
@@ -381,7 +381,20 @@ _WRITTEN_DAY = re.compile(
 _MONTHS = {
     m: i + 1
     for i, name in enumerate(
-        "january february march april may june july august september october november december".split()
+        [
+            "january",
+            "february",
+            "march",
+            "april",
+            "may",
+            "june",
+            "july",
+            "august",
+            "september",
+            "october",
+            "november",
+            "december",
+        ]
     )
     for m in (name, name[:3], name[:4])
 }
