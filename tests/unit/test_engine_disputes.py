@@ -1,0 +1,89 @@
+"""Conflicts across wordings (disputes.py), on statement pairs written for the purpose."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from dreaming.engine import disputes
+from dreaming.engine.text import analyse, sentences
+
+T0 = datetime(2026, 5, 4, tzinfo=UTC)
+
+
+def block(text: str, day: int) -> disputes.Said:
+    parts = sentences(text)
+    return disputes.said(parts, [analyse(s) for s in parts], T0 + timedelta(days=day))
+
+
+def found(*texts: str) -> list[disputes.Dispute]:
+    """Run every block against every other (the pipeline only offers neighbours)."""
+    blocks = {x: block(t, x) for x, t in enumerate(texts)}
+    ops = []
+    for x, a in blocks.items():
+        others = [(y, b) for y, b in blocks.items() if y != x]
+        ops.extend(disputes.oppositions(x, a, others, lambda t: 3.0, 5.0))
+    return disputes.disputes(ops, blocks)
+
+
+def test_the_same_fact_in_other_words_is_no_conflict():
+    assert not found(
+        "Invoices end up in the Ledger schema on Postgres, one partition per month.",
+        "Reminder: the Ledger tables are monthly partitions, don't create them by hand.",
+    )
+
+
+def test_a_different_fact_with_shared_words_is_no_conflict():
+    assert not found(
+        "The Billing worker retries failed Stripe charges every 6 hours.",
+        "The Billing worker sends the Stripe receipts to the finance mailbox.",
+    )
+
+
+def test_a_changed_setting_is_a_value_conflict_with_each_side_its_own_evidence():
+    (d,) = found(
+        "The export job timeout is 30 minutes on the nightly run.",
+        "Nightly run: export job timeout is 30 minutes, as agreed.",
+        "From today the export job timeout is 45 minutes for the nightly run.",
+    )
+    assert d.kind == "value"
+    assert [sorted(blocks) for blocks, _ in d.sides] == [[0, 1], [2]]
+
+
+def test_a_changing_reading_is_not_a_conflict():
+    assert not found(
+        "Export job took about 31 minutes on the nightly run.",
+        "Export job took about 44 minutes on the nightly run.",
+        "Export job peaked at 52 minutes on the nightly run.",
+    )
+
+
+def test_a_reversal_is_found_whatever_the_verbs():
+    (d,) = found(
+        "Order emails for the web shop go through Mailgun, templates in the repo.",
+        "Order emails for the web shop now go through Postmark; the old templates were ported.",
+    )
+    assert d.kind == "reversal"
+    (old, _), (new, _) = d.sides
+    assert old == [0] and new == [1]
+
+
+def test_a_now_about_something_else_is_no_reversal():
+    assert not found(
+        "Order emails for the web shop go through Mailgun, templates in the repo.",
+        "The Grafana board now has a latency panel for the shop.",
+    )
+
+
+def test_a_denied_possession_is_a_negation_conflict():
+    (d,) = found(
+        "Edge routers: Model-7 units, each with a UPS module that covers an hour without power.",
+        "Checked the parts list: the Model-7 units have no UPS module; only old units carry one.",
+    )
+    assert d.kind == "negation"
+
+
+def test_a_denial_of_something_else_is_no_conflict():
+    assert not found(
+        "Edge routers: Model-7 units, each with a UPS module that covers an hour without power.",
+        "The Model-7 units are not an exception to the patch window.",
+    )
