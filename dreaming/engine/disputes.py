@@ -100,7 +100,6 @@ _SERIES = 3
 class Quantity:
     kind: str  # money | percent | duration | size
     value: float
-    text: str
     slot: frozenset[str]  # stemmed terms around the value
     reading: bool
 
@@ -139,7 +138,7 @@ def quantities(sentence: str) -> list[Quantity]:
         f = analyse(around)
         slot = frozenset(stem(t) for t in f.subject)
         reading = moving or _READING_BEFORE.search(before[-40:]) is not None
-        out.append(Quantity(kind, round(number * scale, 6), m.group(0), slot, reading))
+        out.append(Quantity(kind, round(number * scale, 6), slot, reading))
     return out
 
 
@@ -230,59 +229,10 @@ def _code_names(sentence: str) -> frozenset[str]:
     return analyse(" ".join(_CODE_SPAN_RE.findall(sentence))).names
 
 
-_CALENDAR = frozenset(
-    [
-        "monday",
-        "tuesday",
-        "wednesday",
-        "thursday",
-        "friday",
-        "saturday",
-        "sunday",
-        "mon",
-        "tue",
-        "wed",
-        "thu",
-        "fri",
-        "sat",
-        "sun",
-        "january",
-        "february",
-        "march",
-        "april",
-        "may",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
-        "jan",
-        "feb",
-        "mar",
-        "apr",
-        "jun",
-        "jul",
-        "aug",
-        "sep",
-        "sept",
-        "oct",
-        "nov",
-        "dec",
-        "today",
-        "tomorrow",
-        "yesterday",
-    ]
-)
-_ORDINAL_RE = re.compile(r"\d+(?:st|nd|rd|th)")
-
-
 def _choices(names: frozenset[str]) -> frozenset[str]:
-    """Names that can be a choice: not a day, a month, an ordinal or a single letter."""
-    return frozenset(
-        n for n in names if len(n) > 1 and n not in _CALENDAR and not _ORDINAL_RE.fullmatch(n)
-    )
+    """Names that can be a choice: not a single letter ("class C"). Days and months are
+    never names (text.GENERIC_WORDS)."""
+    return frozenset(n for n in names if len(n) > 1)
 
 
 def said(

@@ -857,6 +857,15 @@ class _Sweep:
         """Disagreements between paraphrase neighbours (disputes.py), one per dispute."""
         U, items, near = self.U, self.para_items, self.para_near
         feat, text, u_first = U.feat, U.text, self.u_first
+        # Only a block with a number, a denial or a change cue can take a side that
+        # differs; the cheap tests skip the rest without reading them.
+        cued = [
+            x
+            for x in range(len(items))
+            if near[x] and any(feat[u].negated or disputes.may_disagree(text[u]) for u in items[x])
+        ]
+        if not cued:
+            return []
         read: dict[int, disputes.Said] = {}
         # People are not choices: the authors of episodes and the speakers who open a
         # block with their name ("Teodor: …").
@@ -876,13 +885,6 @@ class _Sweep:
                 )
             return got
 
-        # Only a block with a number, a denial or a change cue can take a side that
-        # differs; the cheap tests skip the rest without reading them.
-        cued = [
-            x
-            for x in range(len(items))
-            if near[x] and any(feat[u].negated or disputes.may_disagree(text[u]) for u in items[x])
-        ]
         # Sentences are compared term by term, so rarity is counted per stemmed word.
         index = TermIndex([frozenset(stem(t) for u in it for t in feat[u].subject) for it in items])
         tested = sum(1 for x in cued if said(x).switches or said(x).denials)
@@ -898,9 +900,10 @@ class _Sweep:
             shared = frozenset.intersection(
                 *(frozenset(t for u in side for t in feat[u].subject) for side in sides)
             )
-            found = conf.Found(d.kind, _label(shared, U, sides), sides, [None] * len(sides))
-            found.reps = [items[b][k] for _, (b, k) in d.sides]
-            out.append(found)
+            reps = [items[b][k] for _, (b, k) in d.sides]
+            out.append(
+                conf.Found(d.kind, _label(shared, U, sides), sides, [None] * len(sides), reps)
+            )
         self.counts["conflicts_across_wordings"] = len(out)
         return out
 

@@ -378,25 +378,11 @@ _WRITTEN_DAY = re.compile(
     r"(?<!\d)(?:(?P<d1>\d{1,2})(?:st|nd|rd|th)?\s+(?P<m1>[A-Za-z]{3,9})\.?,?\s+(?P<y1>\d{4})"
     r"|(?P<m2>[A-Za-z]{3,9})\.?\s+(?P<d2>\d{1,2})(?:st|nd|rd|th)?,?\s+(?P<y2>\d{4}))"
 )
+_MONTH_NAMES = (
+    "january february march april may june july august september october november december"
+)
 _MONTHS = {
-    m: i + 1
-    for i, name in enumerate(
-        [
-            "january",
-            "february",
-            "march",
-            "april",
-            "may",
-            "june",
-            "july",
-            "august",
-            "september",
-            "october",
-            "november",
-            "december",
-        ]
-    )
-    for m in (name, name[:3], name[:4])
+    m: i + 1 for i, name in enumerate(_MONTH_NAMES.split()) for m in (name, name[:3], name[:4])
 }
 
 
