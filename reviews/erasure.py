@@ -23,7 +23,7 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from dreaming.engine.policy import Policy, PolicyError
+from dreaming.engine import Policy, PolicyError, snippet_limits
 from dreaming.engine.text import blocks, display_text, sentences, trim_snippet
 from dreaming.models import Candidate, Conflict, ConflictSide, DreamRun
 from llmwiki.access import has_role
@@ -49,9 +49,6 @@ log = logging.getLogger(__name__)
 # Free text (diaries, previews, page history) is scrubbed of fragments at least this long;
 # shorter ones are generic words that identify nothing and would blank unrelated text.
 MIN_FRAGMENT = 12
-# Lengths the dreaming engine trims quoted text to: the diary quotes candidates at 80 and
-# conflict subjects at 60 characters; candidate texts use the policy's limit on top.
-SNIPPET_LIMITS = (60, 80)
 
 
 @dataclass
@@ -184,7 +181,7 @@ def source_erase(*, source: Source, actor: AbstractBaseUser, note: str) -> dict[
         scrubbed = _scrub_history(scope.page_ids, claim_texts, side_texts, subjects, headings)
         fragments = _fragments(
             [*contents, *candidate_texts, *claim_texts.values(), *side_texts, *subjects],
-            (*SNIPPET_LIMITS, _snippet_limit(project)),
+            _snippet_limits(project),
         )
         runs = _scrub_dream_runs(project.pk, fragments)
         # Exports that shipped a revision just scrubbed carry the text in their files too.
@@ -432,11 +429,12 @@ def _flat(text: str) -> str:
     return " ".join(text.split())
 
 
-def _snippet_limit(project: Any) -> int:
+def _snippet_limits(project: Any) -> tuple[int, ...]:
     try:
-        return Policy.from_dict(project.dream_policy or None).snippet_max_chars
+        policy = Policy.from_dict(project.dream_policy or None)
     except PolicyError:
-        return Policy().snippet_max_chars
+        policy = Policy()
+    return snippet_limits(policy)
 
 
 def _fragments(texts: Iterable[str], limits: Iterable[int]) -> list[str]:

@@ -6,6 +6,7 @@ with ``plan_batch``, calls ``run_sweep`` and persists the ``SweepResult``.
 
 from __future__ import annotations
 
+from .consolidate import snippet_limits
 from .pipeline import run_sweep
 from .policy import Policy, PolicyError, Weights
 from .select import Batch, Row, plan_batch
@@ -40,4 +41,5 @@ __all__ = [
     "Weights",
     "plan_batch",
     "run_sweep",
+    "snippet_limits",
 ]

@@ -14,6 +14,7 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .policy import Policy
 from .text import Features, display_text, trim_snippet
 
 REDACTION_MARK = "[REDACTED"
@@ -71,6 +72,17 @@ def text_key(text: str) -> str:
     return "cand:" + hashlib.blake2b(norm.encode(), digest_size=12).hexdigest()
 
 
-def snippet(text: str, limit: int = 80) -> str:
+# The diary quotes a candidate in at most QUOTE_CHARS and a conflict subject in SUBJECT_CHARS:
+# a line a reader takes in at a glance, never the whole text.
+QUOTE_CHARS = 80
+SUBJECT_CHARS = 60
+
+
+def snippet(text: str, limit: int = QUOTE_CHARS) -> str:
     """Return a short quoted form of a grounded text for the diary."""
     return "“" + trim_snippet(text, limit) + "”"
+
+
+def snippet_limits(policy: Policy) -> tuple[int, ...]:
+    """Every length the engine trims quoted text to, so erasure can find each trimmed form."""
+    return (SUBJECT_CHARS, QUOTE_CHARS, policy.snippet_max_chars)

@@ -51,7 +51,7 @@ from .cluster import (
     split_by_value,
     subject_groups,
 )
-from .consolidate import REDACTION_MARK, Choice, choose, snippet, text_key
+from .consolidate import REDACTION_MARK, SUBJECT_CHARS, Choice, choose, snippet, text_key
 from .dedupe import Identity, TokenHasher, exact_groups, near_duplicate_groups
 from .policy import Policy
 from .procedure import MIN_STEPS, Instance, chain_labelled, same_procedures, step_label
@@ -1545,7 +1545,7 @@ def _diary(
             + ")"
         )
         if subjects:
-            line += ": " + "; ".join(snippet(s, 60) for s in subjects)
+            line += ": " + "; ".join(snippet(s, SUBJECT_CHARS) for s in subjects)
         parts.append(line + ".")
     if counts["rehydrate_dropped"]:
         parts.append(
