@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -10,7 +11,14 @@ from django.db import models, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from llmwiki.models import AuditEvent, Claim, Episode, Project, SecurityClass
+from dreaming.engine.policy import SIGNALS
+from llmwiki.access import has_role
+from llmwiki.models import AuditEvent, Claim, Episode, Page, Project, Role, SecurityClass
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+
+    from dreaming.engine.policy import Policy
 
 
 class DreamRun(models.Model):
@@ -75,6 +83,16 @@ class DreamRun(models.Model):
     @property
     def is_preview(self) -> bool:
         return self.trigger == self.Trigger.PREVIEW
+
+
+@dataclass(frozen=True)
+class SignalRow:
+    """One line of a candidate's score: the signal, its weight and what it added."""
+
+    name: str
+    value: float
+    weight: float
+    contribution: float
 
 
 class CandidateQuerySet(models.QuerySet):
@@ -169,6 +187,46 @@ class Candidate(models.Model):
     @property
     def is_open(self) -> bool:
         return self.status in self.OPEN_STATUSES
+
+    @property
+    def is_sensitive(self) -> bool:
+        """Restricted or PII/secret-flagged: only a maintainer may approve or merge it."""
+        return self.security_class == SecurityClass.RESTRICTED or any(
+            f.startswith(("pii:", "secret:")) for f in self.flags
+        )
+
+    def page_for(self) -> Page | None:
+        """The project page this candidate would land on, if the project has it."""
+        return Page.objects.filter(project=self.project_id, key=self.page_target).first()
+
+    def get_actions(self, user: AbstractBaseUser | AnonymousUser) -> list[str]:
+        """Which buttons the user gets (Wagtail's get_actions): none when refused anyway."""
+        if not self.is_open or not has_role(user, self.project, Role.REVIEWER):
+            return []
+        if self.is_sensitive and not has_role(user, self.project, Role.MAINTAINER):
+            return []
+        actions = ["approve", "approve-edit", "reject", "merge"]
+        if self.status != self.Status.DEFERRED:
+            actions.append("defer")
+        return actions
+
+    def signal_rows(self, policy: Policy) -> list[SignalRow]:
+        """The score broken down per signal under `policy`'s weights, in signal order."""
+        weights = policy.weights.as_dict()
+        return [
+            SignalRow(
+                name=name,
+                value=self.signals.get(name, 0.0),
+                weight=weights[name],
+                contribution=self.signals.get(f"{name}.w", 0.0),
+            )
+            for name in SIGNALS
+        ]
+
+    @property
+    def signal_counts(self) -> dict[str, float]:
+        """The evidence counts the sweep kept beside the signals (evidence, days, contexts)."""
+        return {k: v for k, v in self.signals.items() if k not in SIGNALS and "." not in k}
 
     def can_transition(self, to: str) -> bool:
         return to in self.TRANSITIONS[self.status]

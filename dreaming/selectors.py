@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dreaming.models import Candidate, Conflict
+from dreaming.services import project_policy
 from llmwiki.models import Episode
 
 
@@ -45,4 +46,16 @@ def conflict_document(conflict: Conflict) -> dict:
             }
             for side in conflict.sides.all()
         ],
+    }
+
+
+def why_panel(candidate: Candidate) -> dict:
+    """The context of the "Why is this here?" panel (templates/dreaming/why_panel.html)."""
+    policy = project_policy(candidate.project)
+    return {
+        "policy": policy,
+        "signals": candidate.signal_rows(policy),
+        "evidence": candidate.evidence.select_related("episode__source").order_by(
+            "episode__occurred_at", "episode_id"
+        ),
     }

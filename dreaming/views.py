@@ -16,6 +16,7 @@ from dreaming import services
 from dreaming.engine.policy import SIGNALS, PolicyError
 from dreaming.forms import BackfillForm, PolicyForm
 from dreaming.models import Candidate, DreamRun
+from dreaming.selectors import why_panel
 from llmwiki.access import get_project_for
 from llmwiki.models import Episode, RecallTrace, Role
 from llmwiki.pagination import paginate
@@ -149,34 +150,12 @@ def candidate_list(request: HttpRequest, slug: str) -> HttpResponse:
 def candidate_explain(request: HttpRequest, slug: str, candidate_id: int) -> HttpResponse:
     project = get_project_for(request.user, slug)
     candidate = get_object_or_404(
-        Candidate.objects.select_related("run"), project=project, pk=candidate_id
+        Candidate.objects.select_related("run", "claim"), project=project, pk=candidate_id
     )
-    policy = services.project_policy(project)
-    weights = policy.weights.as_dict()
-    signals = [
-        {
-            "name": name,
-            "value": candidate.signals.get(name, 0.0),
-            "weight": weights[name],
-            "contribution": candidate.signals.get(f"{name}.w", 0.0),
-        }
-        for name in SIGNALS
-    ]
-    evidence = candidate.evidence.select_related("episode__source").order_by("episode__occurred_at")
     return render(
         request,
         "dreaming/candidate_explain.html",
-        {
-            "project": project,
-            "nav": "dreaming",
-            "candidate": candidate,
-            "signals": signals,
-            "evidence": evidence,
-            "policy": policy,
-            "extra": {
-                k: v for k, v in candidate.signals.items() if k not in weights and "." not in k
-            },
-        },
+        {"project": project, "nav": "dreaming", "candidate": candidate, **why_panel(candidate)},
     )
 
 

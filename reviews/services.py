@@ -28,7 +28,6 @@ from llmwiki.models import (
     PageRevision,
     Project,
     Role,
-    SecurityClass,
     sha256_hex,
 )
 from llmwiki.wiki import compile_claims_page, page_publish, page_recompile, record_change
@@ -54,30 +53,8 @@ class FormState:
 
 
 def form_state(candidate: Candidate) -> FormState:
-    page = page_for(candidate)
+    page = candidate.page_for()
     return FormState(candidate.version, page.current_revision_id if page else None)
-
-
-def page_for(candidate: Candidate) -> Page | None:
-    return Page.objects.filter(project=candidate.project_id, key=candidate.page_target).first()
-
-
-def is_sensitive(candidate: Candidate) -> bool:
-    return candidate.security_class == SecurityClass.RESTRICTED or any(
-        f.startswith(("pii:", "secret:")) for f in candidate.flags
-    )
-
-
-def get_actions(candidate: Candidate, user: AbstractBaseUser) -> list[str]:
-    """Which buttons the reviewer gets (Wagtail's get_actions): none when refused anyway."""
-    if not candidate.is_open or not has_role(user, candidate.project, Role.REVIEWER):
-        return []
-    if is_sensitive(candidate) and not has_role(user, candidate.project, Role.MAINTAINER):
-        return []
-    actions = ["approve", "approve-edit", "reject", "merge"]
-    if candidate.status != Candidate.Status.DEFERRED:
-        actions.append("defer")
-    return actions
 
 
 @contextmanager
@@ -111,7 +88,7 @@ def _check(
             f"(now {current.status}, version {current.version}); reload and look again",
             409,
         )
-    page = page_for(current)
+    page = current.page_for()
     if action.startswith("approve") and (
         page is None or page.current_revision_id != seen.page_revision_id
     ):
@@ -120,7 +97,7 @@ def _check(
             409,
         )
     if action in {"approve", "approve-edit", "merge"}:
-        if is_sensitive(current):
+        if current.is_sensitive:
             if role_in(reviewer, project) != Role.MAINTAINER:
                 raise ReviewRefused(
                     "restricted or PII-flagged material needs a maintainer",
@@ -634,6 +611,5 @@ __all__ = [
     "compile_claims_page",
     "conflict_resolve",
     "form_state",
-    "get_actions",
     "page_rollback",
 ]

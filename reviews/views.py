@@ -24,14 +24,12 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.html import escape
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from dreaming.engine.policy import SIGNALS
 from dreaming.models import Candidate, CandidateEvidence, Conflict
-from dreaming.services import project_policy
+from dreaming.selectors import why_panel
 from llmwiki.access import get_project_for
 from llmwiki.models import Claim, Page, PageRevision, Project, Role, SecurityClass
 from llmwiki.pagination import paginate
@@ -129,22 +127,6 @@ def queue(request: HttpRequest, slug: str) -> HttpResponse:
 # --- Candidate panel and actions ------------------------------------------------------------
 
 
-def highlight(content: str, needle: str) -> str:
-    """Escape `content`, marking where the candidate's text (or its first words) appears."""
-    for probe in (needle.strip(), " ".join(needle.split()[:6])):
-        if probe and probe in content:
-            start = content.index(probe)
-            end = start + len(probe)
-            return mark_safe(  # noqa: S308 - every piece is escaped
-                escape(content[:start])
-                + "<mark>"
-                + escape(content[start:end])
-                + "</mark>"
-                + escape(content[end:])
-            )
-    return escape(content)
-
-
 def approval_diff(candidate: Candidate, page: Page | None) -> list[str]:
     """The page section as it is and as approving would make it, as unified diff lines."""
     if page is None:
@@ -170,35 +152,18 @@ def approval_diff(candidate: Candidate, page: Page | None) -> list[str]:
 
 
 def candidate_context(request: HttpRequest, project: Project, candidate: Candidate) -> dict:
-    page = services.page_for(candidate)
-    policy = project_policy(project)
-    weights = policy.weights.as_dict()
-    evidence = (
-        CandidateEvidence.objects.filter(candidate=candidate)
-        .select_related("episode__source")
-        .order_by("episode__occurred_at", "episode_id")
-    )
+    page = candidate.page_for()
     return {
         "project": project,
         "nav": "review",
         "candidate": candidate,
-        "evidence": [(e, highlight(e.episode.content, candidate.text)) for e in evidence],
-        "signals": [
-            {
-                "name": n,
-                "value": candidate.signals.get(n, 0.0),
-                "weight": weights[n],
-                "contribution": candidate.signals.get(f"{n}.w", 0.0),
-            }
-            for n in SIGNALS
-        ],
-        "policy": policy,
+        **why_panel(candidate),
         "page": page,
         "diff": approval_diff(candidate, page),
         "reviews": Review.objects.filter(candidate=candidate).select_related("reviewer"),
-        "actions": services.get_actions(candidate, request.user),
+        "actions": candidate.get_actions(request.user),
         "seen": services.form_state(candidate),
-        "sensitive": services.is_sensitive(candidate),
+        "sensitive": candidate.is_sensitive,
         "next_revision": (page.current_revision.number + 1)
         if page and page.current_revision
         else 1,
@@ -499,7 +464,7 @@ def claim_detail(request: HttpRequest, slug: str, claim_id: int) -> HttpResponse
             "project": project,
             "nav": "wiki",
             "claim": claim,
-            "evidence": [(e, highlight(e.content, claim.text)) for e in evidence],
+            "evidence": evidence,
             "candidates": candidates,
             "revisions": revisions,
             "superseded_by": Claim.objects.filter(supersedes=claim).first(),

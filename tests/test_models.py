@@ -134,3 +134,47 @@ def test_creating_a_project_makes_its_pages_and_audits_it(project):
     assert {"SYSTEM_OVERVIEW", "DECISION_LOG", "OPEN_QUESTIONS", "GLOSSARY"} <= keys
     assert AuditEvent.objects.filter(project=project, action="project.create").exists()
     assert AuditEvent.objects.filter(project=project, action="membership.set").count() == 3
+
+
+def test_a_candidate_is_sensitive_when_restricted_or_flagged_pii_or_secret(candidate):
+    assert not candidate.is_sensitive
+    candidate.flags = ["risk:injection"]
+    assert not candidate.is_sensitive
+    for flags, security in (
+        (["pii:email"], "internal"),
+        (["secret:x"], "internal"),
+        ([], "restricted"),
+    ):
+        candidate.flags, candidate.security_class = flags, security
+        assert candidate.is_sensitive
+
+
+def test_a_candidate_finds_its_target_page(candidate, project):
+    assert candidate.page_for() == Page.objects.get(project=project, key="SYSTEM_OVERVIEW")
+    candidate.page_target = "NO_SUCH_PAGE"
+    assert candidate.page_for() is None
+
+
+def test_a_candidate_offers_actions_by_role_status_and_sensitivity(candidate, alice, bob, carol):
+    assert candidate.get_actions(carol) == []
+    assert candidate.get_actions(bob) == ["approve", "approve-edit", "reject", "merge", "defer"]
+    candidate.flags = ["pii:email"]
+    assert candidate.get_actions(bob) == []
+    assert "approve" in candidate.get_actions(alice)
+    candidate.status = Candidate.Status.DEFERRED
+    assert "defer" not in candidate.get_actions(alice)
+    candidate.status = Candidate.Status.REJECTED
+    assert candidate.get_actions(alice) == []
+
+
+def test_signal_rows_follow_the_policy_weights_in_signal_order(candidate):
+    from dreaming.engine.policy import SIGNALS, Policy
+
+    candidate.signals = {"relevance": 0.5, "relevance.w": 0.15, "evidence": 5, "days": 4}
+    policy = Policy.from_dict({"weights": {"relevance": 3, **{s: 1 for s in SIGNALS[1:]}}})
+    rows = candidate.signal_rows(policy)
+    assert [r.name for r in rows] == list(SIGNALS)
+    assert (rows[0].value, rows[0].contribution) == (0.5, 0.15)
+    assert rows[0].weight == policy.weights.relevance and rows[0].weight > rows[1].weight
+    assert rows[1].value == 0.0
+    assert candidate.signal_counts == {"evidence": 5, "days": 4}

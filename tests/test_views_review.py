@@ -112,6 +112,39 @@ def test_the_panel_explains_the_candidate(client, carol, staging):
     assert 'name="candidate_version"' not in body  # viewers get no action form
 
 
+def why_panel_html(response) -> str:
+    body = response.content.decode()
+    start = body.index('<section class="card why"')
+    return body[start : body.index("</section>", start)]
+
+
+def test_the_review_page_and_the_explain_page_show_one_and_the_same_panel(client, bob, staging):
+    client.force_login(bob)
+    review_page = client.get(url("candidate", staging.project, staging.pk))
+    explain = client.get(reverse("dreaming:explain", args=[staging.project.slug, staging.pk]))
+    panel = why_panel_html(review_page)
+    assert panel == why_panel_html(explain)
+    assert panel.count('data-testid="evidence"') == staging.evidence.count()
+    assert "<mark>" in panel and "query_diversity" in panel
+
+
+def test_the_candidate_page_title_is_text_and_loads_its_script_once(client, bob, staging):
+    client.force_login(bob)
+    body = client.get(url("candidate", staging.project, staging.pk)).content.decode()
+    title = body[body.index("<title>") : body.index("</title>")]
+    assert "<script" not in title and title.startswith(f"<title>Candidate #{staging.pk}")
+    assert body.count("llmwiki/review.js") == 1
+
+
+def test_flag_badges_are_red_for_risk_and_amber_for_pii_in_the_queue(client, bob, dreamed):
+    many_candidates(dreamed, 1)
+    Candidate.objects.filter(dedupe_key="bulk-0").update(flags=["pii:email", "risk:injection"])
+    client.force_login(bob)
+    body = client.get(url("queue", dreamed)).content.decode()
+    assert '<span class="badge warn">pii:email</span>' in body
+    assert '<span class="badge bad">risk:injection</span>' in body
+
+
 def test_an_outsider_gets_404_on_a_candidate(client, mallory, staging):
     client.force_login(mallory)
     assert client.get(url("candidate", staging.project, staging.pk)).status_code == 404
