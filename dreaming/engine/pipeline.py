@@ -423,6 +423,8 @@ class _Sweep:
         U, eps = self.U, self.eps
         unit_of: dict[str, int] = {}
         self.group_units: list[list[int]] = []
+        # Units that are items of a numbered list: a step in a procedure, whatever it says.
+        self.step_units: set[int] = set()
         instances: list[Instance] = []
         fragments: list[tuple[int, int, float, int, list[int], list[int]]] = []
         rep_steps = self.rep_steps
@@ -512,6 +514,8 @@ class _Sweep:
                 steps.setdefault(step, []).append(row_unit[row])
             if is_number:
                 numbered.add(step)
+                if row < len(row_unit):
+                    self.step_units.add(row_unit[row])
         rep = members[0]
         trust = max(self.eps[i].source_trust for i in members)
         if len(numbered) >= MIN_STEPS:
@@ -1234,6 +1238,8 @@ class _Sweep:
             procedural_votes=procedural / len(support),
             subject_label=_label(self.core_half(p.ci), U, [c.units]),
             day_label=newest.date().isoformat(),
+            restatements=(U.text[u] for u in c.units),
+            steps=sum(1 for u in set(c.units) if u in self.step_units),
         )
         decisions = sum(1 for i in support if eps[i].kind == "decision")
         days = int(p.stats["days"])

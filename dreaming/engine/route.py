@@ -1,48 +1,130 @@
 """Route a candidate to the page it belongs on, naming the rule that fired.
 
-Rules are tried in order; the first match wins. Conflicts and open questions come first
-because a contested statement must not land on a page as settled fact.
+A contested statement or a question goes to OPEN_QUESTIONS first: it must not land on a
+page as settled fact. Otherwise every text of the fact votes: the sentence the reviewer
+will read, and each restatement the cluster folded into it. One restatement rarely
+carries the form that says what kind of fact it is ("**Term** — …" in a notes file,
+"decided:" in one log, a command in another), so reading only the chosen sentence routes
+a definition told in passing as an architecture fact.
+
+Cues come in two strengths. A *form* (a command in backticks, ``"term" = …``, "X means",
+"only … may", an item of a numbered list) says the kind by its syntax and counts twice a
+*word* ("rule", "then", "rather than"), which also turns up in passing. A text with no cue
+at all is a plain statement about the system and votes, as a word, for SYSTEM_OVERVIEW.
+The chosen sentence counts twice a restatement, because the page must fit the text shown.
+So one command quoted in one of five restatements does not make a fact a procedure, and
+a definition that only one restatement spells out still wins over a shown sentence that
+says nothing of its kind.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
+
+FORM, WORD = 2.0, 1.0
+SHOWN, RESTATED = 2.0, 1.0
+# Ties go to the page that is costlier to miss: a decision or a rule read as background
+# loses its force; background is the page a misrouted fact costs least on.
+PAGE_ORDER = ("DECISION_LOG", "GOVERNANCE", "RUNBOOKS", "GLOSSARY", "SYSTEM_OVERVIEW")
 
 _QUESTION_RE = re.compile(
     r"\?\s*$|\b(?:not sure|unclear|unknown|tbd|to be decided|open question|undecided"
     r"|need to (?:decide|figure out|find out|check whether)|should we|do we|whether or not"
-    r"|no idea|investigate whether)\b",
+    r"|no idea|investigate whether|(?:wants?|needs?|awaiting|pending) (?:a )?decision)\b",
     re.I,
 )
-_DECISION_RE = re.compile(
-    r"\b(?:decided|decision|agreed|we will use|we'll use|going with|chose|chosen|settled on"
-    r"|standardi[sz]ed on|moved from|switched from|migrated from|replaced \S+ with"
-    r"|no longer use|adopted)\b",
-    re.I,
+
+# A command is a code span of at least two words whose first is a lowercase program name:
+# `sensor_table` or `path/+/up` names a thing, `tool restart node-3` tells someone what to run.
+_COMMAND = r"`[a-z][\w.-]*\s+[^`,;]{1,80}`"
+# The verbs a step opens with, in the imperative; after a condition ("if X, page Y") a few
+# more, which as the first word of a sentence are as often nouns ("Call with …").
+_STEP_VERBS = (
+    r"run|restart|deploy|roll ?back|check|open|set|add|remove|rotate|drain|scale|ssh|create"
+    r"|delete|apply|execute|follow"
 )
-_POLICY_RE = re.compile(
-    r"\b(?:must(?: not)?|mustn't|never|always|only\b.{1,60}\b(?:may|can|are allowed)"
-    r"|not allowed|is forbidden|are forbidden|prohibited|required to|requires? (?:approval|review)"
-    r"|policy|compliance|approval from)\b",
-    re.I,
-)
-_PROCEDURE_RE = re.compile(
-    r"^(?:to \w+.{0,60},|first\b|then\b|step \d|run|restart|deploy|roll ?back|check|open|"
-    r"set|add|remove|rotate|drain|scale|ssh|create|delete|apply|execute|follow)\b"
-    r"|^(?:if|when|whenever|after|before)\b.{1,80}?,\s*(?:then\s+)?(?:run|restart|check|drain"
-    r"|roll ?back|rotate|scale|page|ping|call|open|delete|re-?run|redeploy|reboot)\b"
-    r"|\b(?:runbook|how to|in order to|step \d|steps?:|procedure|playbook|to recover|to restart"
-    r"|to deploy|to roll ?back|then run|and then)\b|`[^`]+`",
-    re.I,
-)
-# A term being defined is a noun: "noticed: the relay …" is a log line, not a definition.
-_DEFINITION_RE = re.compile(
-    r"^(?P<term>[\w .+#/-]{1,40}?)\s+(?:means|stands for|is short for|refers to|is defined as"
-    r"|is an abbreviation for)\b|^(?P<term2>[\w.+#/-]{1,30}(?<!ed))\s*(?:=|:)\s*(?:a|an|the)\s+\w+"
-    r"|\b(?:aka|a\.k\.a\.|glossary)\b",
-    re.I,
-)
+_THEN_VERBS = _STEP_VERBS + r"|reboot|send|page|ping|call|re-?run|redeploy"
+
+_CUES: dict[str, tuple[tuple[float, re.Pattern[str]], ...]] = {
+    "DECISION_LOG": (
+        (
+            FORM,
+            re.compile(
+                r"\b(?:decided|decision|agreed|settled on|standardi[sz]ed on|we will use"
+                r"|we'll use|going with|chose|chosen|adopted|ADR[- ]?\d+)\b",
+                re.I,
+            ),
+        ),
+        (
+            WORD,
+            re.compile(
+                r"\b(?:rather than|instead of|moved from|switched from|migrated from|replaced \S+"
+                r" with|no longer use|turned down|rejected|ruled out)\b",
+                re.I,
+            ),
+        ),
+    ),
+    "GOVERNANCE": (
+        (
+            FORM,
+            re.compile(
+                r"\b(?:must(?: not)?|mustn't|only\b.{1,60}\b(?:may|can|are allowed|is allowed)"
+                r"|(?:is|are) (?:only )?allowed\b.{0,60}\bonly|not allowed|not permitted"
+                r"|is forbidden|are forbidden|prohibited|required to|requires? (?:approval|review)"
+                r"|policy|compliance|approval from|consent|opt-?in|opt-?out"
+                r"|(?:without|unless)\b.{1,60}\b(?:permission|approval|agreement))\b",
+                re.I,
+            ),
+        ),
+        (
+            WORD,
+            re.compile(
+                # "Never deploy …" instructs; "the job never deletes rows" describes.
+                r"^(?:never|always)\b|\b(?:rules?|allowed|audit(?:ed)? log)\b",
+                re.I,
+            ),
+        ),
+    ),
+    "RUNBOOKS": (
+        (
+            FORM,
+            re.compile(
+                rf"{_COMMAND}|^(?:to \w+.{{0,60}},|first\b|step \d|(?:{_STEP_VERBS})\b)"
+                rf"|^(?:if|when|whenever|after|before)\b.{{1,80}}?,\s*(?:then\s+)?"
+                rf"(?:\w+\s+)?(?:{_THEN_VERBS})s?\b"
+                r"|\b(?:runbook|how to|playbook|procedure|steps?:|to recover|to restart)\b",
+                re.I,
+            ),
+        ),
+        (
+            WORD,
+            re.compile(
+                r",\s*then\b|\bfirst\b.{1,80}\b(?:then|after)\b|\bafterwards\b",
+                re.I,
+            ),
+        ),
+    ),
+    "GLOSSARY": (
+        (
+            FORM,
+            re.compile(
+                # "**Term** — what it is", "\"term\" = …", "X means …", "a Y is any Z that …",
+                # "how we count X: …": a term followed by what it is, not what it does.
+                r"^\W*\*\*[^*]{1,40}\*\*\s*[—–:-]\s*(?:a|an|the)\s"
+                r"|[\"“][^\"”]{1,40}[\"”]\s*(?:=|:|means)"
+                r"|^[\w .+#/-]{1,40}?\s+(?:means|stands for|is short for|refers to"
+                r"|is defined as|is an abbreviation for)\b"
+                r"|^[\w.+#/-]{1,30}(?<!ed)\s*=\s*(?:a|an|the)\s+\w+"
+                r"|\b(?:a|an)\s+[\w -]{1,30}\s(?:is|are)\s+(?:any|every|each)\s+\w+"
+                r"|\bhow (?:we|you|they) (?:count|define|measure|calculate)\b",
+                re.I,
+            ),
+        ),
+        (WORD, re.compile(r"\b(?:aka|a\.k\.a\.|glossary|definition|term|defined)\b", re.I)),
+    ),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +136,20 @@ class Route:
     reason: str
 
 
+def _vote(text: str, weight: float, votes: dict[str, float], cues: dict[str, str]) -> None:
+    found = False
+    for page, patterns in _CUES.items():
+        for strength, pattern in patterns:
+            m = pattern.search(text)
+            if m:
+                votes[page] += strength * weight
+                cues.setdefault(page, f"'{m.group(0).strip()[:40]}'")
+                found = True
+                break
+    if not found:
+        votes["SYSTEM_OVERVIEW"] += WORD * weight
+
+
 def route(
     text: str,
     *,
@@ -61,26 +157,60 @@ def route(
     procedural_votes: float,
     subject_label: str,
     day_label: str,
+    restatements: Iterable[str] = (),
+    steps: int = 0,
 ) -> Route:
-    """Pick the page for a candidate text; ``contested`` names a conflict kind if any."""
+    """Pick the page for a candidate text; ``contested`` names a conflict kind if any.
+
+    ``restatements`` are the other texts of the fact; ``steps`` counts those that are
+    items of a numbered list.
+    """
     if contested in ("value", "negation"):
         return Route("OPEN_QUESTIONS", "Conflicts", f"conflict: contradicting {contested} evidence")
     m = _QUESTION_RE.search(text)
     if m:
         return Route("OPEN_QUESTIONS", "Questions", f"uncertainty: '{m.group(0).strip()}'")
-    m = _DECISION_RE.search(text)
-    if m or contested == "reversal":
-        cue = m.group(0) if m else "reversal of an earlier decision"
-        return Route("DECISION_LOG", day_label, f"decision: '{cue}'")
-    m = _POLICY_RE.search(text)
-    if m:
-        return Route("GOVERNANCE", "Rules", f"policy: '{m.group(0).strip()}'")
-    m = _PROCEDURE_RE.search(text)
-    if m or procedural_votes > 0.5:
-        cue = f"'{m.group(0).strip()}'" if m else "procedural-candidate evidence"
-        return Route("RUNBOOKS", subject_label, f"procedure: {cue}")
-    m = _DEFINITION_RE.search(text)
-    if m:
-        term = (m.group("term") or m.group("term2") or subject_label).strip()
-        return Route("GLOSSARY", term[:60], f"definition: '{m.group(0).strip()[:40]}'")
-    return Route("SYSTEM_OVERVIEW", subject_label, "architecture/system fact (default rule)")
+    if contested == "reversal":
+        return Route("DECISION_LOG", day_label, "decision: reversal of an earlier decision")
+    votes = dict.fromkeys(PAGE_ORDER, 0.0)
+    cues: dict[str, str] = {}
+    _vote(text, SHOWN, votes, cues)
+    told = 1
+    for other in dict.fromkeys(restatements):
+        if other != text:
+            _vote(other, RESTATED, votes, cues)
+            told += 1
+    if steps:
+        votes["RUNBOOKS"] += FORM * RESTATED * steps
+        cues.setdefault("RUNBOOKS", "numbered steps")
+    if procedural_votes > 0.5:
+        # Most of the evidence was filed as procedure at ingest: as strong as a form shown.
+        votes["RUNBOOKS"] += FORM * SHOWN
+        cues.setdefault("RUNBOOKS", "procedural-candidate evidence")
+    best = max(PAGE_ORDER, key=lambda page: (votes[page], -PAGE_ORDER.index(page)))
+    if best == "SYSTEM_OVERVIEW":
+        return Route(best, subject_label, "architecture/system fact (default rule)")
+    why = cues[best]
+    if told > 1:
+        why += f", {votes[best]:g} of {sum(votes.values()):g} votes over {told} texts"
+    if best == "DECISION_LOG":
+        return Route(best, day_label, f"decision: {why}")
+    if best == "GOVERNANCE":
+        return Route(best, "Rules", f"policy: {why}")
+    if best == "RUNBOOKS":
+        return Route(best, subject_label, f"procedure: {why}")
+    return Route(best, _term(text) or subject_label, f"definition: {why}")
+
+
+_TERM_RE = re.compile(
+    r"^\W*\*\*(?P<bold>[^*]{1,40})\*\*|[\"“](?P<quoted>[^\"”]{1,40})[\"”]\s*(?:=|:|means)"
+    r"|^(?P<plain>[\w .+#/-]{1,40}?)\s+(?:means|stands for|is short for|refers to|is defined as)\b"
+)
+
+
+def _term(text: str) -> str | None:
+    """The term a definition defines, when its form names one."""
+    m = _TERM_RE.search(text)
+    if not m:
+        return None
+    return next(g for g in m.groups() if g).strip(" .:")[:60]

@@ -121,3 +121,59 @@ def test_it_chooses_the_most_representative_clean_sentence():
 def test_it_keys_candidates_by_their_normalised_text():
     assert text_key("The worker runs.") == text_key("the  worker runs")
     assert text_key("a").startswith("cand:")
+
+
+def test_restatements_vote_for_the_page_the_chosen_sentence_does_not_name():
+    shown = "The ledger agent asked how reconciliation counts a settled invoice."
+    told = ['Glossary: "settled invoice" = an invoice whose payment cleared the bank.']
+    assert r(shown).page == "SYSTEM_OVERVIEW"
+    got = route(
+        shown,
+        contested=None,
+        procedural_votes=0.0,
+        subject_label="s",
+        day_label="d",
+        restatements=told,
+    )
+    assert got.page == "GLOSSARY"
+    assert "2 texts" in got.reason
+
+
+def test_a_code_span_is_a_command_only_when_it_reads_as_one():
+    assert r("Invoices live in the `ledger_entries` table, one partition per month.").page == (
+        "SYSTEM_OVERVIEW"
+    )
+    assert r("Stuck queue: `queuectl purge orders-dlq`, then restart the consumer.").page == (
+        "RUNBOOKS"
+    )
+
+
+def test_definition_forms_name_their_term():
+    got = r("**Settled invoice** — an invoice whose payment cleared the bank.")
+    assert (got.page, got.section) == ("GLOSSARY", "Settled invoice")
+    assert r("A settled invoice is any invoice whose payment cleared.").page == "GLOSSARY"
+
+
+def test_a_passing_word_in_one_restatement_does_not_move_a_fact():
+    kw = {"contested": None, "procedural_votes": 0.0, "subject_label": "s", "day_label": "d"}
+    told = ["Reruns were never needed, as a rule."]
+    assert route("The export job writes one file per tenant.", restatements=told, **kw).page == (
+        "SYSTEM_OVERVIEW"
+    )
+    assert r("Exports never leave the EU region, as a rule.").page == "GOVERNANCE"
+    assert r("The outbox table never deletes sent rows.").page == "SYSTEM_OVERVIEW"
+    assert r("Maya wants a decision on the queue by Friday.").page == "OPEN_QUESTIONS"
+
+
+def test_consent_and_conditional_permission_are_rules():
+    assert r("Exports to partners need the customer's consent on file.").page == "GOVERNANCE"
+    assert r("Refunds are allowed for support staff, but only against a ticket.").page == (
+        "GOVERNANCE"
+    )
+
+
+def test_a_condition_followed_by_a_command_beats_the_word_agreed_among_restatements():
+    shown = "Agreed fallback: if the queue is silent for ten minutes, on-call runs `qctl drain`."
+    kw = {"contested": None, "procedural_votes": 0.0, "subject_label": "s", "day_label": "d"}
+    told = ["Drained first, debugged afterwards."]
+    assert route(shown, restatements=told, **kw).page == "RUNBOOKS"
