@@ -342,7 +342,9 @@ def page_list(request: HttpRequest, slug: str) -> HttpResponse:
 
 def get_page(project: Project, key: str) -> Page:
     return get_object_or_404(
-        Page.objects.select_related("current_revision", "owner"), project=project, key=key
+        Page.objects.select_related("current_revision__author", "owner"),
+        project=project,
+        key=key,
     )
 
 
@@ -354,6 +356,7 @@ def page_view(request: HttpRequest, slug: str, key: str) -> HttpResponse:
     revision = page.current_revision
     claims = list(
         page.claims.filter(status=Claim.Status.APPROVED)
+        .select_related("reviewer")
         .annotate(n_evidence=Count("evidence"))
         .order_by("section", "id")
     )
@@ -454,8 +457,12 @@ def claim_detail(request: HttpRequest, slug: str, claim_id: int) -> HttpResponse
     )
     evidence = claim.evidence.select_related("source").order_by("occurred_at", "id")
     candidates = claim.candidates.prefetch_related("reviews__reviewer")
+    # Every revision is scanned (JSON containment is not portable to SQLite), so leave
+    # the markdown, which grows with the page, unread.
     revisions = [
-        r for r in claim.page.revisions.order_by("-number") if claim.pk in (r.claim_ids or [])
+        r
+        for r in claim.page.revisions.only("id", "page", "number", "claim_ids").order_by("-number")
+        if claim.pk in (r.claim_ids or [])
     ]
     return render(
         request,
