@@ -77,6 +77,24 @@ class EpisodeDraft:
         )
 
 
+_ACTOR_PREFIXES = ("user:", "agent:")
+
+
+def actor_id(kind: str, name: str) -> str:
+    """`kind:name`, unless the source already wrote a full actor ("agent:builder", "system").
+
+    Sources name people both ways, so prefixing blindly gave "user:agent:builder".
+    """
+    name = name.strip()
+    folded = name.lower()
+    if folded == "system":
+        return "system"
+    for prefix in _ACTOR_PREFIXES:
+        if folded.startswith(prefix):
+            return prefix + (name[len(prefix) :].strip() or "unknown")
+    return f"{kind}:{name}"
+
+
 _TRAILING_WS = re.compile(r"[ \t]+$", re.MULTILINE)
 # More than two blank lines in a row carry no meaning; two are kept so that a deliberate
 # visual break inside an episode survives.

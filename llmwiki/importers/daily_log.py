@@ -8,6 +8,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from .base import (
     EpisodeDraft,
     TextFile,
+    actor_id,
     basename,
     clean_path,
     front_matter_date,
@@ -115,7 +116,7 @@ def _actor(fields: dict[str, str | list[str]], lines: list[str], body: int) -> s
                 m = _AGENT_LINE.match(line.strip()) or _AGENT_IN_TITLE.match(line.strip())
                 name = m.group(1).strip() if m else ""
                 break
-    return f"agent:{name or 'main'}"
+    return actor_id("agent", name or "main")
 
 
 def parse_daily_log(file: TextFile) -> list[EpisodeDraft]:

@@ -16,6 +16,7 @@ from .base import (
     MAX_EPISODE_CHARS,
     EpisodeDraft,
     TextFile,
+    actor_id,
     front_matter_date,
     front_matter_str,
     front_matter_tags,
@@ -430,7 +431,7 @@ def parse_note(file: TextFile) -> list[EpisodeDraft]:
     occurred_at = note_date(fields, lines[body : body + _DATE_LINES], file.path)
     title = front_matter_str(fields, "title")
     author = front_matter_str(fields, "author")
-    actor = f"user:{author}" if author else "user:unknown"
+    actor = actor_id("user", author or "unknown")
     drafts: list[EpisodeDraft] = []
     for section in parse_markdown(lines, body):
         label = section.label or title

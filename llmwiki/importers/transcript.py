@@ -8,7 +8,14 @@ from datetime import datetime
 
 from llmwiki.errors import InputError
 
-from .base import EpisodeDraft, TextFile, is_episode_text, normalise, parse_timestamp
+from .base import (
+    EpisodeDraft,
+    TextFile,
+    actor_id,
+    is_episode_text,
+    normalise,
+    parse_timestamp,
+)
 
 _DECODER = json.JSONDecoder()
 _WS = re.compile(r"[ \t\n\r]*")
@@ -364,10 +371,10 @@ def _speaker(
     if role in TOOL_ROLES or (tool_only and role not in SYSTEM_ROLES):
         tool = _name(turn.get("tool_name")) or (name if role in TOOL_ROLES else "")
         tags = (f"tool:{tool}",) if tool else ()
-        return "tool_call", f"agent:{assistant or 'assistant'}", tags
+        return "tool_call", actor_id("agent", assistant or "assistant"), tags
     if role in SYSTEM_ROLES:
         return "chat_turn", "system", ()
     if role in AGENT_ROLES:
         agent = name or _name(turn.get("model")) or assistant or "assistant"
-        return "chat_turn", f"agent:{agent}", ()
-    return "chat_turn", f"user:{name or user or 'unknown'}", ()
+        return "chat_turn", actor_id("agent", agent), ()
+    return "chat_turn", actor_id("user", name or user or "unknown"), ()

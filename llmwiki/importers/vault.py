@@ -7,6 +7,7 @@ import re
 from .base import (
     EpisodeDraft,
     TextFile,
+    actor_id,
     basename,
     clean_path,
     front_matter_date,
@@ -57,7 +58,7 @@ def parse_page(
     occurred_at = front_matter_date(fields, ("updated", "modified", "date", "created"))
     author = front_matter_str(fields, "author") or front_matter_str(fields, "owner")
     if author:
-        actor = f"user:{author}"
+        actor = actor_id("user", author)
     sources = fields.get("sources", fields.get("source"))
     if isinstance(sources, str):
         sources = [sources] if sources else []
