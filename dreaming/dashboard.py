@@ -19,7 +19,11 @@ def dreaming_panel(project: Project) -> dict[str, Any]:
         "conflicts": Conflict.objects.filter(project=project)
         .exclude(status=Conflict.Status.RESOLVED)
         .count(),
-        "last_run": DreamRun.objects.filter(project=project).order_by("-created_at").first(),
+        # A preview writes nothing, so the last sweep is the last run that could have.
+        "last_sweep": DreamRun.objects.filter(project=project)
+        .exclude(trigger=DreamRun.Trigger.PREVIEW)
+        .order_by("-created_at", "-id")
+        .first(),
     }
 
 

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import json
 
-from croniter import croniter
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count
@@ -18,8 +17,10 @@ from dreaming.forms import BackfillForm, PolicyForm
 from dreaming.models import Candidate, DreamRun
 from dreaming.selectors import why_panel
 from llmwiki.access import get_project_for
+from llmwiki.dashboard import next_run
 from llmwiki.models import Episode, RecallTrace, Role
 from llmwiki.pagination import paginate
+from llmwiki.schedule import describe_cron
 from llmwiki.services import project_set_dreaming
 
 RUNS_ON_STATUS = 10
@@ -52,9 +53,8 @@ def status(request: HttpRequest, slug: str) -> HttpResponse:
             "runs": runs,
             "counts": counts,
             "open_run": open_run,
-            "next_run": croniter(project.dream_schedule, now).get_next(type(now))
-            if project.dreaming_enabled
-            else None,
+            "next_run": next_run(project),
+            "schedule": describe_cron(project.dream_schedule),
             "worker_alive": services.worker_alive(),
             "can_trigger": project.user_role in (Role.REVIEWER, Role.MAINTAINER),
             "backfill_form": BackfillForm(),

@@ -9,9 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from croniter import croniter
 from django.db.models import Count, Q
+from django.utils import timezone
 
 from llmwiki.models import Claim, Episode, Project
+from llmwiki.schedule import describe_cron
 
 ProjectPanel = Callable[[Project], dict[str, Any]]
 ProjectsCounter = Callable[[Iterable[int]], dict[int, dict[str, int]]]
@@ -31,36 +34,49 @@ def register_list_counter(fn: ProjectsCounter) -> ProjectsCounter:
     return fn
 
 
+# The project list and the project home count episodes the same way: what the memory holds
+# (active) and what waits in quarantine; discarded and erased episodes are in neither.
+EPISODE_COUNTS = {
+    "episodes": Count("id", filter=Q(status=Episode.Status.ACTIVE)),
+    "quarantined": Count("id", filter=Q(status=Episode.Status.QUARANTINED)),
+}
+
+
 def project_panel(project: Project) -> dict[str, Any]:
-    """Counts per memory layer, one aggregate query per table."""
-    episodes = project.episodes.aggregate(
-        active=Count("id", filter=Q(status=Episode.Status.ACTIVE)),
-        quarantined=Count("id", filter=Q(status=Episode.Status.QUARANTINED)),
-    )
+    """Counts per memory layer, one aggregate query per table, and the sweep schedule."""
     panel: dict[str, Any] = {
         "sources": project.sources.count(),
-        "episodes": episodes["active"],
-        "quarantined": episodes["quarantined"],
+        **project.episodes.aggregate(**EPISODE_COUNTS),
         "claims": project.claims.filter(status=Claim.Status.APPROVED).count(),
         "pages": project.pages.count(),
         "exports": project.exports.count(),
+        "schedule": describe_cron(project.dream_schedule),
+        "next_run": next_run(project),
     }
     for fn in _panels:
         panel.update(fn(project))
     return panel
 
 
+def next_run(project: Project) -> Any:
+    """When the scheduled sweep runs next, or None while dreaming is off."""
+    if not project.dreaming_enabled:
+        return None
+    now = timezone.now()
+    return croniter(project.dream_schedule, now).get_next(type(now))
+
+
 def list_counts(project_ids: list[int]) -> dict[int, dict[str, int]]:
     """Per-project counts for the project list: one grouped query per counter, not a join."""
-    counts: dict[int, dict[str, int]] = {pk: {"episodes": 0} for pk in project_ids}
+    counts: dict[int, dict[str, int]] = {pk: dict.fromkeys(EPISODE_COUNTS, 0) for pk in project_ids}
     rows = (
         Episode.objects.filter(project_id__in=project_ids)
         .values("project_id")
-        .annotate(n=Count("id"))
+        .annotate(**EPISODE_COUNTS)
         .order_by()
     )
     for row in rows:
-        counts[row["project_id"]]["episodes"] = row["n"]
+        counts[row.pop("project_id")].update(row)
     for fn in _list_counters:
         for pk, extra in fn(project_ids).items():
             counts[pk].update(extra)

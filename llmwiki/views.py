@@ -35,11 +35,10 @@ def project_list(request: HttpRequest) -> HttpResponse:
 @login_required
 def project_home(request: HttpRequest, slug: str) -> HttpResponse:
     project = get_project_for(request.user, slug)
-    layers = project_panel(project)
     return render(
         request,
         "llmwiki/project_home.html",
-        {"project": project, "nav": "home", "layers": layers, "last_run": layers.get("last_run")},
+        {"project": project, "nav": "home", "layers": project_panel(project)},
     )
 
 

@@ -27,7 +27,7 @@ def test_the_status_page_shows_counts_schedule_and_runs(client, carol, project):
     assert response.status_code == 200
     assert response.context["counts"]["grounded"] >= 1
     assert f"#{run.pk}".encode() in response.content
-    assert b"0 3 * * *" in response.content
+    assert b"daily at 03:00</strong> UTC" in response.content
     assert response.context["next_run"] is not None
     assert b"Dream now" not in response.content  # viewers cannot trigger
 
