@@ -41,7 +41,7 @@ _MARKERS: list[tuple[str, re.Pattern[str]]] = [
     (
         "archived",
         re.compile(
-            r"^archived?\b|\barchived\s*[:\-–—]"
+            r"^archived?\b|\barchived\s*[:,;\-–—]"
             r"|\b(?:is|was|been|got|now|marked(?: as)?)\s+archived\b",
             re.I,
         ),
@@ -49,7 +49,7 @@ _MARKERS: list[tuple[str, re.Pattern[str]]] = [
     (
         "done",
         re.compile(
-            r"^(?:done|finished|completed|resolved)\b"
+            r"^(?:done|finished|completed|resolved|wrapped up)\b"
             r"|\b(?:done|finished|completed|resolved)\s*[:\-–—]"
             r"|\b(?:is|are|was|were|been|got|now|marked(?: as)?)\s+"
             r"(?:done|finished|completed|resolved|fixed)\b|\bshipped\b",
@@ -67,30 +67,14 @@ _MARKERS: list[tuple[str, re.Pattern[str]]] = [
     ("todo", re.compile(r"\btodo\b|\bfixme\b|\bin progress\b", re.I)),
 ]
 _PRECEDENCE = {name: i for i, (name, _) in enumerate(_MARKERS)}
+# "Name: closed the pilot." reports, as a log line would, who said it: the label is no
+# part of what was closed, and the marker opens what follows it.
+_LABEL_RE = re.compile(r"^[^:.?!]{1,40}:\s+(?=\w)")
 _CLOCK_RE = re.compile(r"^\d{1,2}:\d{2}(?::\d{2})?(?:\s*[–—-]\s*\d{1,2}:\d{2})?\s+")
 # One pass finds the earliest marker; at equal positions the regex engine tries the
 # alternatives in order, which is the precedence above.
 _ANY_MARKER = re.compile("|".join(f"(?P<{name}>{rx.pattern})" for name, rx in _MARKERS), re.I)
 _CLAUSE_RE = re.compile(r"[,;:()\[\]—–]|\s-\s|\bbut\b|\bbecause\b|\bso\b")
-# Plain substring checks before any regex: most sentences carry no marker at all.
-_QUICK_WORDS = (
-    "open",
-    "clos",
-    "archiv",
-    "done",
-    "finish",
-    "complet",
-    "resolv",
-    "fix",
-    "ship",
-    "snooz",
-    "hold",
-    "paus",
-    "wait",
-    "block",
-    "todo",
-    "progress",
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +92,7 @@ _MARKER_CUES: dict[str, tuple[str, ...]] = {
     "reopened": ("open",),
     "closed": ("clos", "fix"),
     "archived": ("archiv",),
-    "done": ("done", "finish", "complet", "resolv", "fixed", "shipped"),
+    "done": ("done", "finish", "complet", "resolv", "fixed", "shipped", "wrapped"),
     "snoozed": ("snooz", "hold", "paus"),
     "waiting": ("waiting", "blocked"),
     "todo": ("todo", "fixme", "progress"),
@@ -123,6 +107,27 @@ def find_marker(sentence: str, checkbox: str | None = None) -> Marker | None:
     """
     if sentence[:1].isdigit():
         sentence = _CLOCK_RE.sub("", sentence, count=1)
+    found = _find(sentence)
+    label = None if found else _LABEL_RE.match(sentence)
+    if label:
+        sentence = sentence[label.end() :]
+        found = _find(sentence)
+    if found is None:
+        if checkbox is None:
+            return None
+        state = "done" if checkbox == "x" else "todo"
+        return Marker(state, _topic(sentence, 0, 0))
+    state, m = found
+    until = None
+    if state == "snoozed" and m.group("until"):
+        try:
+            until = date.fromisoformat(m.group("until"))
+        except ValueError:
+            until = None
+    return Marker(state, _topic(sentence, m.start(), m.end()), until)
+
+
+def _find(sentence: str) -> tuple[str, re.Match[str]] | None:
     low = sentence.lower()
     best: tuple[int, int, str, re.Match[str]] | None = None
     for rank, (name, rx) in enumerate(_MARKERS):
@@ -131,19 +136,7 @@ def find_marker(sentence: str, checkbox: str | None = None) -> Marker | None:
         m = rx.search(sentence)
         if m and (best is None or (m.start(), rank) < best[:2]):
             best = (m.start(), rank, name, m)
-    if best is None:
-        if checkbox is None:
-            return None
-        state = "done" if checkbox == "x" else "todo"
-        return Marker(state, _topic(sentence, 0, 0))
-    _, _, state, m = best
-    until = None
-    if state == "snoozed" and m.group("until"):
-        try:
-            until = date.fromisoformat(m.group("until"))
-        except ValueError:
-            until = None
-    return Marker(state, _topic(sentence, m.start(), m.end()), until)
+    return None if best is None else (best[2], best[3])
 
 
 def _topic(sentence: str, start: int, end: int) -> frozenset[str]:

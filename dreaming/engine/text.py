@@ -93,7 +93,7 @@ LIFE_CUES = frozenset(
         """
         todo fixme done closed close closing shipped archived archive wontfix won't snoozed
         snooze waiting blocked reopened reopen reopening reopens re-opened finished completed
-        resolved fixed hold paused progress
+        resolved fixed hold paused progress wrapped
         """
     )
 )

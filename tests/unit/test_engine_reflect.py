@@ -40,6 +40,9 @@ def event(text: str, day: int, eid: int = 0, checkbox: str | None = None) -> Eve
         ("blocked by the finance sign-off for invoice-sync", "waiting"),
         ("TODO: rotate the vault tokens on edge-2", "todo"),
         ("Reopened: billing-export migration", "reopened"),
+        ("Grace: closed the invoice-sync spike.", "closed"),
+        ("Wrapped up: the ledger rotation (finished 03-10).", "done"),
+        ("Old notebook archived, no follow-up planned.", "archived"),
     ],
 )
 def test_it_reads_lifecycle_markers(text, state):
@@ -50,6 +53,12 @@ def test_it_reads_checkboxes_as_markers():
     assert find_marker("rotate vault tokens", " ").state == "todo"
     assert find_marker("rotate vault tokens", "x").state == "done"
     assert find_marker("The search-indexer reads from cache-3.") is None
+
+
+def test_a_speaker_label_is_not_the_topic_of_its_marker():
+    marker = find_marker("Grace: closed the invoice-sync spike.")
+    assert marker.topic == {"invoice-sync", "spike"}
+    assert find_marker("Note: the invoice-sync spike runs nightly.") is None
 
 
 def test_it_takes_the_topic_from_the_clause_the_marker_governs():
