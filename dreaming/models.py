@@ -12,6 +12,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from dreaming.engine.policy import SIGNALS
+from llmwiki import access
 from llmwiki.access import has_role
 from llmwiki.models import AuditEvent, Claim, Episode, Page, Project, Role, SecurityClass
 
@@ -191,9 +192,7 @@ class Candidate(models.Model):
     @property
     def is_sensitive(self) -> bool:
         """Restricted or PII/secret-flagged: only a maintainer may approve or merge it."""
-        return self.security_class == SecurityClass.RESTRICTED or any(
-            f.startswith(("pii:", "secret:")) for f in self.flags
-        )
+        return access.is_sensitive(self.security_class, self.flags)
 
     def page_for(self) -> Page | None:
         """The project page this candidate would land on, if the project has it."""

@@ -368,7 +368,7 @@ def _settle(run: DreamRun, computed: _Computed, started: float) -> None:
         run.counts = counts
         run.bytes_read = computed.bytes_read
         run.diary = result.diary
-        run.preview = _preview(result) if run.is_preview else None
+        run.preview = _preview(result, computed.security) if run.is_preview else None
         run.phases["settle"] = {"status": "done"}
         run.finished_at = timezone.now()
         run.duration_ms = int((time.perf_counter() - started) * 1000)
@@ -492,8 +492,11 @@ def _max_security(classes) -> str:
     return best
 
 
-def _preview(result: SweepResult) -> dict[str, Any]:
-    """What a real run would do, in a JSON shape the run page renders."""
+def _preview(result: SweepResult, security: dict[int, str]) -> dict[str, Any]:
+    """What a real run would do, in a JSON shape the run page renders.
+
+    Each text carries the security class of its evidence, so the page can withhold it.
+    """
     return {
         "candidates": [
             {
@@ -505,11 +508,19 @@ def _preview(result: SweepResult) -> dict[str, Any]:
                 "blocked_reason": c.blocked_reason,
                 "evidence": len(c.evidence),
                 "flags": list(c.flags),
+                "security_class": _max_security(security.get(e.episode_id) for e in c.evidence),
             }
             for c in result.candidates
         ],
         "conflicts": [
-            {"subject": d.subject, "kind": d.kind, "sides": [s.text for s in d.sides]}
+            {
+                "subject": d.subject,
+                "kind": d.kind,
+                "sides": [s.text for s in d.sides],
+                "security_class": _max_security(
+                    security.get(i) for s in d.sides for i in s.episode_ids
+                ),
+            }
             for d in result.conflicts
         ],
         "stays_episodic": [asdict(s) for s in result.stays_episodic],

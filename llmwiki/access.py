@@ -6,12 +6,17 @@ outsiders and a role check is never forgotten.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import PermissionDenied
-from django.db.models import QuerySet
+from django.db.models import QuerySet, TextField
+from django.db.models.functions import Cast
 from django.http import Http404
 
-from llmwiki.models import ROLE_RANK, Membership, Project, Role
+from llmwiki.models import ROLE_RANK, SECURITY_RANK, Membership, Project, Role, SecurityClass
 
 
 def role_in(user: AbstractBaseUser | AnonymousUser, project: Project) -> str | None:
@@ -50,3 +55,109 @@ def get_project_for(user: AbstractBaseUser, slug: str, role: str = Role.VIEWER) 
     project.can_review = ROLE_RANK[actual] >= ROLE_RANK[Role.REVIEWER]
     project.can_maintain = actual == Role.MAINTAINER
     return project
+
+
+# --- Clearance: who may read which text ---------------------------------------------------
+#
+# The one place that decides whether a member may read an episode's or a candidate's text.
+# Views and templates ask `withheld()`; the review gates ask `is_sensitive()`.
+
+# Statuses whose text waits for a maintainer's decision (or was refused by one).
+HELD_STATUSES = frozenset({"quarantined", "discarded"})
+
+
+def is_sensitive(security_class: str, flags: Iterable[str]) -> bool:
+    """Restricted, PII-flagged or secret-flagged material."""
+    return security_class == SecurityClass.RESTRICTED or any(
+        f.startswith(("pii:", "secret:")) for f in flags
+    )
+
+
+@dataclass(frozen=True)
+class Labels:
+    """What clearance looks at: security class, flags, status. Episodes and candidates
+    carry these fields themselves; `Labels.strictest` combines several (a conflict side)."""
+
+    security_class: str = SecurityClass.INTERNAL
+    flags: tuple[str, ...] = ()
+    status: str = "active"
+
+    @classmethod
+    def of(cls, item: Any) -> Labels:
+        """Read the labels of a model row, or of a dict (a preview run's JSON)."""
+        if isinstance(item, Labels):
+            return item
+        if isinstance(item, Mapping):
+            get = item.get
+        else:
+
+            def get(name: str, default: Any = None) -> Any:
+                return getattr(item, name, default)
+
+        return cls(
+            get("security_class") or SecurityClass.INTERNAL,
+            tuple(get("flags") or ()),
+            get("status") or "active",
+        )
+
+    @classmethod
+    def strictest(cls, items: Iterable[Any]) -> Labels:
+        security, flags, status = SecurityClass.INTERNAL, set(), "active"
+        for item in items:
+            if item is None:
+                continue
+            labels = cls.of(item)
+            if SECURITY_RANK.get(labels.security_class, 0) > SECURITY_RANK[security]:
+                security = labels.security_class
+            flags.update(labels.flags)
+            if labels.status in HELD_STATUSES:
+                status = labels.status
+        return cls(security, tuple(sorted(flags)), status)
+
+
+def clearance_needed(project: Project, item: Any) -> str:
+    """The least role that may read `item`'s text in `project`."""
+    labels = Labels.of(item)
+    if labels.status in HELD_STATUSES:
+        return Role.MAINTAINER
+    if is_sensitive(labels.security_class, labels.flags):
+        return project.restricted_clearance
+    return Role.VIEWER
+
+
+def withheld(project: Project, item: Any, role: str | None = None) -> str:
+    """Why `item`'s text is withheld from the caller, or "" when they may read it.
+
+    `role` defaults to the caller's role that `get_project_for` put on the project.
+    """
+    role = role if role is not None else getattr(project, "user_role", None)
+    needed = clearance_needed(project, item)
+    if role is not None and ROLE_RANK[role] >= ROLE_RANK[needed]:
+        return ""
+    labels = Labels.of(item)
+    if labels.status in HELD_STATUSES:
+        return f"Text withheld: {labels.status} material is shown to maintainers only."
+    return (
+        "Text withheld: restricted or PII-flagged material needs "
+        f"the {needed} role on this project."
+    )
+
+
+def readable_only(project: Project, episodes: QuerySet, role: str | None = None) -> QuerySet:
+    """Narrow `episodes` to those whose text the caller may read.
+
+    Used under a text search: searching withheld text would answer "does it contain X?".
+    """
+    role = role if role is not None else getattr(project, "user_role", None)
+    rank = ROLE_RANK[role] if role is not None else -1
+    if rank < ROLE_RANK[Role.MAINTAINER]:
+        episodes = episodes.exclude(status__in=HELD_STATUSES)
+    if rank < ROLE_RANK[project.restricted_clearance]:
+        # Flags are a JSON list; its text form holds each flag quoted.
+        episodes = (
+            episodes.exclude(security_class=SecurityClass.RESTRICTED)
+            .annotate(_flags_text=Cast("flags", TextField()))
+            .exclude(_flags_text__contains='"pii:')
+            .exclude(_flags_text__contains='"secret:')
+        )
+    return episodes

@@ -51,5 +51,6 @@ class ProjectSettingsForm(forms.ModelForm):
             "dreaming_enabled",
             "dream_schedule",
             "four_eyes",
+            "restricted_clearance",
         ]
         widgets = {"description": forms.Textarea(attrs={"rows": 3})}

@@ -87,6 +87,12 @@ class Project(models.Model):
     four_eyes = models.BooleanField(
         default=False, help_text="Nobody approves a candidate built only from their own material."
     )
+    restricted_clearance = models.CharField(
+        max_length=20,
+        choices=[("reviewer", "Reviewers and maintainers"), ("maintainer", "Maintainers only")],
+        default="reviewer",
+        help_text="Who may read restricted or PII-flagged text; everyone else sees it withheld.",
+    )
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

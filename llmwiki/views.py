@@ -11,7 +11,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
-from llmwiki.access import get_project_for, projects_for
+from llmwiki.access import get_project_for, projects_for, readable_only
 from llmwiki.dashboard import list_counts, project_panel
 from llmwiki.errors import InputError
 from llmwiki.forms import EpisodeFilterForm, ProjectSettingsForm, QuarantineDecisionForm, UploadForm
@@ -97,7 +97,7 @@ def episode_list(request: HttpRequest, slug: str) -> HttpResponse:
         if f["until"]:
             episodes = episodes.filter(occurred_at__date__lte=f["until"])
         if f["q"]:
-            episodes = episodes.filter(content__icontains=f["q"])
+            episodes = readable_only(project, episodes).filter(content__icontains=f["q"])
     page, query = paginate(request, episodes.order_by("-occurred_at", "-id"), EPISODES_PER_PAGE)
     template = "llmwiki/episode_list.html#results" if request.htmx else "llmwiki/episode_list.html"
     return render(

@@ -30,7 +30,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from dreaming.models import Candidate, CandidateEvidence, Conflict
 from dreaming.selectors import why_panel
-from llmwiki.access import get_project_for
+from llmwiki.access import Labels, get_project_for
 from llmwiki.models import Claim, Page, PageRevision, Project, Role, SecurityClass
 from llmwiki.pagination import paginate
 from llmwiki.render import render_markdown
@@ -98,7 +98,7 @@ def queue_queryset(project: Project, data: dict):
 @vary_on_headers("HX-Request")
 @login_required
 def queue(request: HttpRequest, slug: str) -> HttpResponse:
-    project = get_project_for(request.user, slug)
+    project = get_project_for(request.user, slug, Role.REVIEWER)
     form = QueueFilterForm(request.GET)
     data = form.cleaned_data if form.is_valid() else {}
     page, query = paginate(request, queue_queryset(project, data), QUEUE_PAGE)
@@ -173,7 +173,7 @@ def candidate_context(request: HttpRequest, project: Project, candidate: Candida
 @require_GET
 @login_required
 def candidate_detail(request: HttpRequest, slug: str, candidate_id: int) -> HttpResponse:
-    project = get_project_for(request.user, slug)
+    project = get_project_for(request.user, slug, Role.REVIEWER)
     candidate = get_object_or_404(
         Candidate.objects.select_related("claim", "run"), project=project, pk=candidate_id
     )
@@ -266,8 +266,20 @@ def conflicts(request: HttpRequest, slug: str) -> HttpResponse:
         if show == "resolved"
         else qs.exclude(status=Conflict.Status.RESOLVED)
     )
-    qs = qs.prefetch_related("sides__evidence__source").order_by("detected_at", "id")
+    qs = qs.prefetch_related("sides__evidence__source", "sides__candidate").order_by(
+        "detected_at", "id"
+    )
     page, query = paginate(request, qs, QUEUE_PAGE)
+    for conflict in page.object_list:
+        for side in conflict.sides.all():
+            # An approved claim's text is published in the wiki already; any other side
+            # quotes a candidate and its evidence.
+            side.labels = (
+                Labels()
+                if side.claim_id
+                else Labels.strictest([side.candidate, *side.evidence.all()])
+            )
+        conflict.labels = Labels.strictest(s.labels for s in conflict.sides.all())
     return render(
         request,
         "reviews/conflicts.html",

@@ -197,17 +197,20 @@ def test_a_maintainer_changes_settings_and_it_is_audited(client, alice, project)
         "authority": "experimental",
         "dream_schedule": "30 2 * * *",
         "four_eyes": "on",
+        "restricted_clearance": "maintainer",
     }
     response = client.post(url("project_settings", project), data)
     assert response.status_code == 302
     project.refresh_from_db()
-    assert (project.dream_schedule, project.four_eyes, project.dreaming_enabled) == (
-        "30 2 * * *",
-        True,
-        False,
-    )
+    assert (
+        project.dream_schedule,
+        project.four_eyes,
+        project.dreaming_enabled,
+        project.restricted_clearance,
+    ) == ("30 2 * * *", True, False, "maintainer")
     event = AuditEvent.objects.get(action="project.update")
     assert event.before["dream_schedule"] == "0 3 * * *"
+    assert event.before["restricted_clearance"] == "reviewer"
 
 
 def test_a_bad_schedule_is_refused_with_a_message(client, alice, project):

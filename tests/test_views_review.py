@@ -99,8 +99,8 @@ def test_the_queue_needs_login_and_membership(client, mallory, dreamed):
 # --- candidate panel and actions ---------------------------------------------------------
 
 
-def test_the_panel_explains_the_candidate(client, carol, staging):
-    client.force_login(carol)
+def test_the_panel_explains_the_candidate(client, bob, staging):
+    client.force_login(bob)
     response = client.get(url("candidate", staging.project, staging.pk))
     assert response.status_code == 200
     body = response.content.decode()
@@ -109,7 +109,15 @@ def test_the_panel_explains_the_candidate(client, carol, staging):
         assert ev.episode.source.sha256 in body
     assert "<mark>" in body
     assert "+- The staging database" in body or "after approval" in body
-    assert 'name="candidate_version"' not in body  # viewers get no action form
+
+
+def test_a_viewer_gets_403_on_the_queue_and_the_panel(client, carol, staging):
+    """The review queue is for reviewers and above; viewers read candidates under Dreaming."""
+    client.force_login(carol)
+    assert client.get(url("queue", staging.project)).status_code == 403
+    assert client.get(url("candidate", staging.project, staging.pk)).status_code == 403
+    response = client.get(url("queue", staging.project), headers={"HX-Request": "true"})
+    assert response.status_code == 403
 
 
 def why_panel_html(response) -> str:
