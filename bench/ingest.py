@@ -76,7 +76,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--no-record", action="store_true")
     args = parser.parse_args(argv)
     setup_django()
-    from llmwiki.ingest import collect_paths, ingest_files
+    from llmwiki.ingest import collect_paths, ingest_files, parallel_workers
 
     header = [
         "episodes",
@@ -93,7 +93,10 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         write_corpus(Path(tmp), 500)
         ingest_files(
-            project=fresh_project("warmup"), files=collect_paths([Path(tmp)]), actor="bench"
+            project=fresh_project("warmup"),
+            files=collect_paths([Path(tmp)]),
+            actor="bench",
+            workers=parallel_workers(),
         )
     for n in args.n:
         with tempfile.TemporaryDirectory() as tmp:
@@ -104,7 +107,13 @@ def main(argv: list[str]) -> int:
                     hashlib.sha256(f.data).hexdigest()
             project = fresh_project("ingest")
             with timer() as t:
-                report = ingest_files(project=project, files=collect_paths([root]), actor="bench")
+                # The command line's fan-out: what `manage.py ingest` does.
+                report = ingest_files(
+                    project=project,
+                    files=collect_paths([root]),
+                    actor="bench",
+                    workers=parallel_workers(),
+                )
             created = report.episodes_created
             rows.append(
                 [

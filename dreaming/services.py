@@ -53,7 +53,6 @@ HEARTBEAT_STALE = timedelta(minutes=3)
 SOURCE_TRUST = {"bundle": 1.0, "vault": 0.8, "note": 0.8, "daily_log": 0.6, "transcript": 0.5}
 TRUST_LABEL = {Episode.Trust.APPROVED: 1.0, Episode.Trust.REVIEWED: 0.9}
 PHASES = ("light", "rem", "deep", "settle")
-BOOKKEEPING_KINDS = (Episode.Kind.APPROVAL, Episode.Kind.RETRIEVAL, Episode.Kind.SOURCE_INGEST)
 
 
 class DreamBusy(Exception):
@@ -198,7 +197,9 @@ def _compute(run: DreamRun) -> _Computed:
     backfill = (run.backfill_from, run.backfill_to) if run.backfill_from else None
     # Our own bookkeeping (approvals, retrievals) is not project material to consolidate.
     dreamable = (
-        Episode.objects.dreamable().filter(project=project).exclude(kind__in=BOOKKEEPING_KINDS)
+        Episode.objects.dreamable()
+        .filter(project=project)
+        .exclude(kind__in=Episode.BOOKKEEPING_KINDS)
     )
     if backfill:
         candidates = dreamable.filter(

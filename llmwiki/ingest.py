@@ -169,8 +169,13 @@ def ingest_files(
     files: list[RawFile],
     actor: Any,
     importer: str | None = None,
+    workers: int = 1,
 ) -> IngestReport:
-    """Gate and store `files` into `project`; see the module docstring."""
+    """Gate and store `files` into `project`; see the module docstring.
+
+    `workers` > 1 lets a big import parse in that many processes (command line and tasks
+    only: see `PARALLEL_MIN_BYTES`).
+    """
     lim = limits()
     total = sum(len(f.data) for f in files)
     if total > lim.max_upload_bytes:
@@ -194,7 +199,7 @@ def ingest_files(
         else:
             todo.append(unit)
     ready: list[_Unit] = []
-    for unit, outcome in zip(todo, _analyse_all(todo), strict=True):
+    for unit, outcome in zip(todo, _analyse_all(todo, workers), strict=True):
         if isinstance(outcome, InputError):
             for m in unit.members:
                 report.sources.append(
@@ -299,54 +304,64 @@ def _attach_existing_sources(project: Project, units: list[_Unit]) -> None:
         m.previous = latest.get(m.path)
 
 
-# Parsing and scanning are pure CPU work, about half of an import; big imports spread
-# them over worker processes while this one keeps the database work.
+# Parsing and scanning are pure CPU work, about half of an import; a big import from the
+# command line or a task spreads them over worker processes while this one keeps the
+# database work. A web request never does: forking a threaded server copies its locks.
 PARALLEL_MIN_BYTES = 2 * 1024 * 1024
 _Analysed = list[tuple[int, "Scanned"]]
-_pending: list[_Unit] = []
 
 
-def _analyse(unit: _Unit) -> _Analysed | InputError:
+def parallel_workers() -> int:
+    """How many processes a command-line or task import may parse in."""
+    return min(os.cpu_count() or 1, 4)
+
+
+class _Job(NamedTuple):
+    """What parsing one unit needs, as plain values, so it can be sent to a worker."""
+
+    importer: str
+    groups: list[tuple[str, list[str]]] | None
+    members: list[tuple[int, str, list[TextFile]]]  # (index in the unit, path, texts)
+
+    @classmethod
+    def of(cls, unit: _Unit) -> _Job:
+        return cls(
+            unit.importer,
+            unit.groups,
+            [(i, m.path, m.texts) for i, m in enumerate(unit.members) if not m.existing],
+        )
+
+
+def _analyse(job: _Job) -> _Analysed | InputError:
     """Parse a unit's new members and scan every draft; bad input is returned, not raised."""
     out: _Analysed = []
     try:
-        for index, member in enumerate(unit.members):
-            if member.existing:
-                continue
-            if unit.groups is None:
-                drafts = detect.parse(unit.importer, member.texts)
+        for index, path, texts in job.members:
+            if job.groups is None:
+                drafts = detect.parse(job.importer, texts)
             else:
-                by_path = {t.path: t for t in member.texts}
+                by_path = {t.path: t for t in texts}
                 drafts = []
-                for name, paths in unit.groups:
+                for name, paths in job.groups:
                     drafts.extend(detect.parse(name, [by_path[p] for p in paths]))
                 # Locators of zip members name the archive too: bundle.zip!SYSTEM_OVERVIEW.md
-                drafts = [_prefixed(d, member.path) for d in drafts]
+                drafts = [_prefixed(d, path) for d in drafts]
             out.extend((index, Scanned.of(d)) for d in drafts)
     except InputError as exc:
         return exc
     return out
 
 
-def _analyse_pending(index: int) -> _Analysed | InputError:
-    return _analyse(_pending[index])
-
-
-def _analyse_all(units: list[_Unit]) -> list[_Analysed | InputError]:
-    size = sum(len(t.text) for u in units for m in u.members for t in m.texts)
-    workers = min(os.cpu_count() or 1, 4)
-    if workers < 2 or size < PARALLEL_MIN_BYTES or len(units) < 2:
-        return [_analyse(u) for u in units]
-    global _pending
-    # fork: the children inherit the units instead of unpickling model instances, and
-    # they never touch the database connection.
-    _pending = units
-    try:
-        context = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            return list(pool.map(_analyse_pending, range(len(units)), chunksize=8))
-    finally:
-        _pending = []
+def _analyse_all(units: list[_Unit], workers: int) -> list[_Analysed | InputError]:
+    jobs = [_Job.of(u) for u in units]
+    size = sum(len(t.text) for job in jobs for _, _, texts in job.members for t in texts)
+    if workers < 2 or size < PARALLEL_MIN_BYTES or len(jobs) < 2:
+        return [_analyse(job) for job in jobs]
+    # fork: the children start with Django set up and never touch the database connection;
+    # each job travels as an argument, so nothing is handed over through module state.
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        return list(pool.map(_analyse, jobs, chunksize=8))
 
 
 def _prefixed(draft: EpisodeDraft, archive: str) -> EpisodeDraft:

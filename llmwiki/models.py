@@ -233,6 +233,9 @@ class Episode(ImmutableModel):
         DISCARDED = "discarded", "Discarded"
         ERASED = "erased", "Erased"
 
+    # Lines the app logs about its own work: never project material for a sweep.
+    BOOKKEEPING_KINDS = (Kind.APPROVAL, Kind.RETRIEVAL, Kind.SOURCE_INGEST)
+
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="episodes")
     wizard_run_id = models.BigIntegerField(null=True, blank=True)
     occurred_at = models.DateTimeField(db_index=True)

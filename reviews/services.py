@@ -18,7 +18,6 @@ from django.utils import timezone
 
 from dreaming.models import Candidate, CandidateEvidence, Conflict, ConflictSide
 from llmwiki.access import has_role, role_in
-from llmwiki.ingest import episode_record
 from llmwiki.models import (
     AuditEvent,
     Claim,
@@ -30,6 +29,7 @@ from llmwiki.models import (
     Role,
     sha256_hex,
 )
+from llmwiki.services import episode_record_system
 from llmwiki.wiki import compile_claims_page, page_publish, page_recompile, record_change
 from reviews.models import Review
 
@@ -213,7 +213,7 @@ def _claim_from(candidate: Candidate, text: str, reviewer: AbstractBaseUser) -> 
 
 
 def _approval_episode(project: Project, reviewer: AbstractBaseUser, claim: Claim) -> None:
-    episode_record(
+    episode_record_system(
         project=project,
         actor=f"user:{reviewer.get_username()}",
         kind=Episode.Kind.APPROVAL,

@@ -287,10 +287,50 @@ def test_big_imports_parse_in_worker_processes_with_the_same_result(
 
     serial = ingest_files(project=project, files=collect_paths([corpus]), actor="system")
     monkeypatch.setattr(ingest, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(ingest.os, "cpu_count", lambda: 2)
-    parallel = ingest_files(project=other_project, files=collect_paths([corpus]), actor="system")
+    pools = spy_on_pools(monkeypatch)
+    parallel = ingest_files(
+        project=other_project, files=collect_paths([corpus]), actor="system", workers=2
+    )
+    assert pools == [2]
     assert [(s.path, s.status, s.episodes, s.flags) for s in parallel.sources] == [
         (s.path, s.status, s.episodes, s.flags) for s in serial.sources
     ]
     contents = lambda p: sorted(Episode.objects.filter(project=p).values_list("content", "status"))  # noqa: E731
     assert contents(project) == contents(other_project)
+
+
+def spy_on_pools(monkeypatch) -> list[int]:
+    """Record the size of every worker pool an import starts."""
+    import llmwiki.ingest as ingest
+
+    started: list[int] = []
+    real = ingest.ProcessPoolExecutor
+
+    def pool(max_workers, **kwargs):
+        started.append(max_workers)
+        return real(max_workers=max_workers, **kwargs)
+
+    monkeypatch.setattr(ingest, "ProcessPoolExecutor", pool)
+    return started
+
+
+def test_the_cli_parses_a_big_import_in_worker_processes(project, corpus, monkeypatch):
+    import llmwiki.ingest as ingest
+
+    monkeypatch.setattr(ingest, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(ingest.os, "cpu_count", lambda: 2)
+    pools = spy_on_pools(monkeypatch)
+    call_command("ingest", "--project", project.slug, str(corpus))
+    assert pools == [2]
+    assert Episode.objects.filter(project=project).exists()
+
+
+def test_an_import_without_workers_stays_in_this_process(project, corpus, monkeypatch):
+    import llmwiki.ingest as ingest
+
+    monkeypatch.setattr(ingest, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(ingest.os, "cpu_count", lambda: 4)
+    pools = spy_on_pools(monkeypatch)
+    ingest_files(project=project, files=collect_paths([corpus]), actor="system")
+    assert pools == []
+    assert not hasattr(ingest, "_pending")  # no module state to hand work over through

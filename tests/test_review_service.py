@@ -69,6 +69,38 @@ def test_approving_creates_the_claim_revision_manifest_changelog_and_audit(stagi
     assert Episode.objects.filter(project=staging.project, kind="approval").exists()
 
 
+def test_the_approval_line_skips_the_ingest_gate(staging, bob, monkeypatch, settings):
+    import sys
+
+    import llmwiki.ingest as ingest
+    import llmwiki.security as security
+    from llmwiki.models import Source
+
+    classify = sys.modules["llmwiki.importers.classify"]
+
+    def gate(*args, **kwargs):
+        raise AssertionError("an approval went through the ingest gate")
+
+    for module, name in ((security, "scan"), (classify, "classify"), (ingest, "blob_write")):
+        monkeypatch.setattr(module, name, gate)
+    sources = Source.objects.count()
+    blobs = sorted(settings.BLOB_DIR.rglob("*"))
+    claim = approve(staging, bob)
+    line = Episode.objects.get(project=staging.project, kind="approval")
+    assert line.content == f"Approved claim {claim.pk} on SYSTEM_OVERVIEW."
+    assert line.actor == "user:bob" and line.locator == {"claim_id": claim.pk}
+    assert line.source is None and Source.objects.count() == sources
+    assert sorted(settings.BLOB_DIR.rglob("*")) == blobs
+
+
+def test_only_bookkeeping_lines_may_skip_the_gate(project):
+    from llmwiki.services import episode_record_system
+
+    with pytest.raises(ValueError, match="'note' is not a bookkeeping kind"):
+        episode_record_system(project=project, actor="system", kind="note", content="x")
+    assert not Episode.objects.exists()
+
+
 def test_approve_with_edit_keeps_both_texts(staging, bob):
     claim = approve(staging, bob, edited_text="Staging runs PostgreSQL 16 on host db-staging-2.")
     r = Review.objects.get(candidate=staging)

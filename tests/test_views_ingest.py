@@ -42,6 +42,24 @@ def test_the_htmx_upload_returns_only_the_results_fragment(client, alice, projec
     assert b"<html" not in response.content
 
 
+def test_a_big_web_upload_is_parsed_in_the_request_process(client, alice, project, monkeypatch):
+    import llmwiki.ingest as ingest
+
+    def no_pool(*args, **kwargs):
+        raise AssertionError("a web request forked a process pool")
+
+    monkeypatch.setattr(ingest, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(ingest.os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(ingest, "ProcessPoolExecutor", no_pool)
+    client.force_login(alice)
+    files = [
+        SimpleUploadedFile(f"ops-{i}.md", NOTE.replace(b"16", str(i).encode())) for i in range(3)
+    ]
+    response = client.post(url("upload", project), {"files": files})
+    assert response.status_code == 200
+    assert Episode.objects.filter(project=project).count() == 6
+
+
 def test_a_rejected_upload_names_the_file(client, alice, project):
     client.force_login(alice)
     response = client.post(

@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 
 from llmwiki.errors import InputError
 from llmwiki.importers.detect import IMPORTERS
-from llmwiki.ingest import collect_paths, ingest_files
+from llmwiki.ingest import collect_paths, ingest_files, parallel_workers
 from llmwiki.management.base import ProjectCommand
 from llmwiki.models import Project
 from llmwiki.services import project_create
@@ -33,7 +33,13 @@ class Command(ProjectCommand):
             files = collect_paths(Path(p) for p in paths)
             if target is None:
                 target = project_create(slug=project, name=project, actor=actor)
-            report = ingest_files(project=target, files=files, actor=actor, importer=importer)
+            report = ingest_files(
+                project=target,
+                files=files,
+                actor=actor,
+                importer=importer,
+                workers=parallel_workers(),
+            )
         except InputError as exc:
             raise self.fail(str(exc)) from None
         except ValidationError as exc:

@@ -11,7 +11,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from llmwiki.ingest import collect_paths, ingest_files
+from llmwiki.ingest import collect_paths, ingest_files, parallel_workers
 from llmwiki.models import Project
 from llmwiki.services import project_create
 
@@ -58,7 +58,9 @@ class Command(BaseCommand):
         # Identical bytes are a no-op, so a second run imports nothing new.
         # SEEDED.md documents the planted cases (quoting the fake secrets); it is not corpus.
         files = [f for f in collect_paths([CORPUS]) if f.path != "SEEDED.md"]
-        report = ingest_files(project=project, files=files, actor="system")
+        report = ingest_files(
+            project=project, files=files, actor="system", workers=parallel_workers()
+        )
         counts = {}
         for source in report.sources:
             counts[source.status] = counts.get(source.status, 0) + 1
