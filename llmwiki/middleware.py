@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 from django.conf import settings
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
+from django.utils.cache import add_never_cache_headers
 
 
 class ContentSecurityPolicyMiddleware:
@@ -18,3 +21,35 @@ class ContentSecurityPolicyMiddleware:
         if not request.path.startswith("/admin/"):
             response.headers.setdefault("Content-Security-Policy", settings.CONTENT_SECURITY_POLICY)
         return response
+
+
+class NoStoreForMembersMiddleware:
+    """Pages rendered for a logged-in user carry project text: no cache may keep them.
+
+    Without it a shared proxy, or the browser's back button after logout, serves them again.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if request.user.is_authenticated:
+            add_never_cache_headers(response)
+        return response
+
+
+class OneLineForbidden(logging.Filter):
+    """Log a refused request (403) as one line with its reason, not a traceback.
+
+    A refusal is an expected answer, not an error; the traceback would bury real ones.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, PermissionDenied):
+            record.msg = f"{record.getMessage()} ({exc})" if str(exc) else record.getMessage()
+            record.args = None
+            record.exc_info = None
+            record.exc_text = None
+        return True

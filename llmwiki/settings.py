@@ -133,6 +133,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "llmwiki.middleware.NoStoreForMembersMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -269,7 +270,11 @@ else:
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    "filters": {"one_line_forbidden": {"()": "llmwiki.middleware.OneLineForbidden"}},
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LLMWIKI_LOG_LEVEL", "INFO")},
-    "loggers": {"django_q": {"level": "WARNING"}},
+    "loggers": {
+        "django_q": {"level": "WARNING"},
+        "django.request": {"filters": ["one_line_forbidden"]},
+    },
 }
