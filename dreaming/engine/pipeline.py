@@ -80,6 +80,7 @@ from .text import (
     intern_set,
     junk_reason,
     sentences,
+    standalone,
     trim_snippet,
 )
 from .types import (
@@ -1002,7 +1003,11 @@ class _Sweep:
                 support = U.eps[c.units[0]]  # already sorted, never mutated below
                 if not support:
                     continue
-                if len(support) < min_evidence and U.claim[c.units[0]] is None:
+                if (
+                    len(support) < min_evidence
+                    and U.claim[c.units[0]] is None
+                    and not self._authoritative(support)
+                ):
                     self.cluster_reason[ci] = "too_few_evidence"
                     continue
                 contradict: set[int] = set()
@@ -1080,7 +1085,16 @@ class _Sweep:
                 self.cluster_reason[ci] = "secret_redacted" if redacted else "junk:fragments"
                 continue
             score, raw, stats = self._evaluate(support, choice.unit)
-            if score < policy.min_score:
+            # Said once, a statement scores low on frequency and days; written once in a
+            # reference source it is still the reference, when it stands on its own.
+            # The evidence gate let it through on authority alone (see _gate).
+            alone = len(support) < policy.min_evidence and U.claim[choice.unit] is None
+            if alone and not standalone(choice.text):
+                self.cluster_reason[ci] = "junk:leans_on_context"
+                continue
+            if alone:
+                stats["authority"] = max(eps[i].source_trust for i in support)
+            elif score < policy.min_score:
                 if pruned:
                     counts["rehydrate_dropped"] += 1
                     self.cluster_reason[ci] = "rehydrate:below_min_score"
@@ -1159,10 +1173,15 @@ class _Sweep:
             return None  # choose() knows how to avoid a redacted sentence
         return Choice(steps[0], text)
 
+    def _authoritative(self, support: list[int]) -> bool:
+        """Is the fact written down in a source trusted to be the reference?"""
+        floor = self.policy.authority_trust
+        return any(self.eps[i].source_trust >= floor for i in support)
+
     def _gate(self, support: list[int]) -> str | None:
         """Apply the count gates (evidence, days, contexts); return the failing one."""
         policy = self.policy
-        if len(support) < policy.min_evidence:
+        if len(support) < policy.min_evidence and not self._authoritative(support):
             return "too_few_evidence"
         days = policy.min_distinct_days
         if days > 1 and len({self.ep_day[i] for i in support}) < days:

@@ -64,7 +64,12 @@ class Policy:
     # Recency halves every two weeks, as OpenClaw's deep ranking does.
     recency_half_life_days: float = 14.0
     min_score: float = 0.35
+    # Independent restatements a fact needs when it comes only from chat or logs.
     min_evidence: int = 2
+    # A source at or above this trust was written to be the reference (curated notes 0.8,
+    # reviewed bundles 0.9, approved pages 1.0; daily logs are 0.6 and chat 0.5): one
+    # statement in it is evidence enough, and min_evidence does not apply.
+    authority_trust: float = 0.8
     min_distinct_days: int = 1
     # A context is a distinct source (a file, a transcript, an API client).
     min_distinct_contexts: int = 1
@@ -139,6 +144,7 @@ _RANGES: dict[str, tuple[type, float | None, float | None]] = {
     "recency_half_life_days": (float, 0.01, 3650.0),
     "min_score": (float, 0.0, 1.0),
     "min_evidence": (int, 1, None),
+    "authority_trust": (float, 0.0, 1.0),
     "min_distinct_days": (int, 1, None),
     "min_distinct_contexts": (int, 1, None),
     "max_episodes": (int, 1, None),

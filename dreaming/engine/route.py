@@ -112,7 +112,7 @@ _CUES: dict[str, tuple[tuple[float, re.Pattern[str]], ...]] = {
             re.compile(
                 # "**Term** — what it is", "\"term\" = …", "X means …", "a Y is any Z that …",
                 # "how we count X: …": a term followed by what it is, not what it does.
-                r"^\W*\*\*[^*]{1,40}\*\*\s*[—–:-]\s*(?:a|an|the)\s"
+                r"^\W*\*\*[^*]{1,40}\*\*\s*[—–:-]\s*(?:a|an|the|one|any|each|every)\s"
                 r"|[\"“][^\"”]{1,40}[\"”]\s*(?:=|:|means)"
                 r"|^[\w .+#/-]{1,40}?\s+(?:means|stands for|is short for|refers to"
                 r"|is defined as|is an abbreviation for)\b"

@@ -851,3 +851,30 @@ def display_text(sentence: str) -> str:
         out = _CLOCK_RE.sub("", out)
     # every label starts with one of these letters; most sentences skip the regex
     return _LABEL_RE.sub("", out) if out[:1].lower() in "rnfupbha" else out
+
+
+# Words that point back at something said before: a sentence opening with one leans on
+# its neighbours and cannot be approved as a claim on its own.
+_ANAPHORA = frozenset(
+    word_list("this that these those it its they them their he she his her there such so also")
+)
+
+
+# An object pronoun needs its antecedent wherever it stands ("Restart it remotely").
+_POINTS_BACK = frozenset(("it", "them"))
+
+
+def standalone(text: str) -> bool:
+    """Can this sentence be read, and approved, without the text around it?
+
+    Not a question, not opening with a word that points back, and long enough to say
+    something of a subject (a subject, a verb and what it says: six words).
+    """
+    words = [w.lower() for w in re.findall(r"[\w'’-]+", text)]
+    if len(words) < 6 or text.rstrip().endswith("?"):
+        return False
+    return (
+        words[0] not in _ANAPHORA
+        and words[-1] not in _ANAPHORA
+        and not _POINTS_BACK.intersection(words)
+    )

@@ -582,3 +582,24 @@ def test_recency_counts_from_the_newest_material_not_the_wall_clock():
     (a,), (b,) = soon.candidates, late.candidates
     assert a.signals["recency"] == b.signals["recency"] > 0.95
     assert a.score == b.score
+
+
+def test_a_statement_written_once_in_a_reference_source_is_a_candidate_on_its_own():
+    said = "Every invoice export is signed with the billing key before upload."
+    from_log = run_sweep([ep(1, 0, said)], now=NOW)
+    from_note = run_sweep([ep(1, 0, said, source_trust=0.8)], now=NOW)
+
+    assert from_log.candidates == []
+    assert [c.text for c in from_note.candidates] == [said]
+    assert from_note.candidates[0].signals["authority"] == 0.8
+    stricter = run_sweep([ep(1, 0, said, source_trust=0.8)], policy=Policy(authority_trust=0.9))
+    assert stricter.candidates == []
+
+
+def test_authority_does_not_lift_what_cannot_stand_on_its_own():
+    notes = [
+        ep(1, 0, "Restart it remotely with the forwarder tool on the gateway.", source_trust=0.8),
+        ep(2, 1, "Mains-powered devices with a fixed supply may revisit this.", source_trust=0.8),
+        ep(3, 2, "Is the nightly export signed with the billing key?", source_trust=0.8),
+    ]
+    assert run_sweep(notes, now=NOW).candidates == []

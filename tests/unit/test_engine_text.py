@@ -13,6 +13,7 @@ from dreaming.engine.text import (
     key_terms,
     normalise,
     sentences,
+    standalone,
     tokenize,
     trim_snippet,
 )
@@ -221,3 +222,18 @@ def test_it_keeps_lists_with_a_predicate_and_lists_of_things():
 def test_it_strips_a_leading_clock_time_from_display_text():
     assert display_text("10:50 We moved the queue to cache-3.") == "We moved the queue to cache-3."
     assert display_text("14:00–14:25 design review notes") == "design review notes"
+
+
+@pytest.mark.parametrize(
+    ("text", "alone"),
+    [
+        ("Every invoice export is signed with the billing key.", True),
+        ("This is signed with the billing key before upload.", False),
+        ("Restart it remotely with the forwarder tool.", False),
+        ("Devices on mains power may revisit this.", False),
+        ("Is every invoice export signed with the key?", False),
+        ("Exports are signed.", False),
+    ],
+)
+def test_standalone_tells_a_claim_from_a_sentence_that_leans_on_its_neighbours(text, alone):
+    assert standalone(text) is alone
