@@ -8,8 +8,11 @@ inserted into a fresh project, then
 - **sweep**: `dream_execute` — select past the watermark, load, Light/REM/Deep, persist
   candidates, evidence and conflicts in one transaction, settle.
 
+- **incremental**: then 1k new episodes (a day later, another seed) are added and swept:
+  the watermark keeps the history out of the batch, so this time must not grow with N.
+
 Targets (DESIGN.md §13): 100k episodes < 60 s, 10× episodes → ≤ 11× time, peak memory
-< 1 GiB, within 30× of the floor.
+< 1 GiB, within 30× of the floor; the incremental sweep flat in N.
 
 Run: ``python bench/dream.py [--n 10000 100000] [--no-record]``.
 """
@@ -20,11 +23,13 @@ import argparse
 import json
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 from common import md_table, record, text_table
 
 HERE = Path(__file__).resolve().parent
+INCREMENT = 1000
 
 
 def child(n: int) -> dict:
@@ -51,10 +56,20 @@ def child(n: int) -> dict:
     with timer() as sweep:
         run = dream_execute(run_id=run.pk)
     assert run.status == "succeeded", run.error
+    # New material the next night: later than everything swept, other texts.
+    newest = Episode.objects.filter(project=project).latest("occurred_at").occurred_at
+    fresh = synthetic_episodes(project, INCREMENT, seed=7, days=3, end=newest + timedelta(days=4))
+    Episode.objects.bulk_create(fresh, batch_size=2000)
+    inc = dream_request(project=project, trigger="manual", actor="bench", enqueue=False)
+    with timer() as incremental:
+        inc = dream_execute(run_id=inc.pk)
+    assert inc.status == "succeeded", inc.error
     return {
         "n": n,
         "floor": floor.seconds,
         "sweep": sweep.seconds,
+        "incremental": incremental.seconds,
+        "inc_selected": inc.counts.get("selected", 0),
         "tokens": tokens,
         "proposed": run.counts.get("proposed", 0),
         "deferred": run.counts.get("deferred", 0),
@@ -88,6 +103,7 @@ def main(argv: list[str]) -> int:
         "episodes",
         "sweep s",
         "floor s",
+        f"+{INCREMENT:,} s",
         "sweep/floor",
         "light/rem/deep s",
         "proposed",
@@ -101,6 +117,7 @@ def main(argv: list[str]) -> int:
             f"{r['n']:,}",
             f"{r['sweep']:.2f}",
             f"{r['floor']:.2f}",
+            f"{r['incremental']:.2f} ({r['inc_selected']:,} read)",
             f"{r['sweep'] / r['floor']:.1f}×",
             "/".join(str(r["phases"].get(p)) for p in ("light", "rem", "deep")),
             r["proposed"],
@@ -117,7 +134,8 @@ def main(argv: list[str]) -> int:
         a, b = results[0], results[-1]
         notes.append(
             f"- Growth {a['n']:,} → {b['n']:,} ({b['n'] / a['n']:.0f}× episodes): sweep "
-            f"{b['sweep'] / a['sweep']:.1f}×, floor {b['floor'] / a['floor']:.1f}×."
+            f"{b['sweep'] / a['sweep']:.1f}×, floor {b['floor'] / a['floor']:.1f}×; the "
+            f"+{INCREMENT:,} sweep {b['incremental'] / a['incremental']:.2f}×."
         )
         print(notes[-1])
     if not args.no_record:
@@ -129,7 +147,9 @@ def main(argv: list[str]) -> int:
                 *notes,
                 "- Floor: stream the episodes' text out of the database and tokenise it with "
                 "the engine's tokenizer, same run. Sweep: `dream_execute` end to end "
-                "(select, load, Light/REM/Deep, persist, settle). Peak RSS includes setup.",
+                "(select, load, Light/REM/Deep, persist, settle). Peak RSS includes setup. "
+                f"+{INCREMENT:,}: a second sweep over {INCREMENT:,} newer episodes on top of "
+                "the swept history.",
             ],
         )
     return 0
