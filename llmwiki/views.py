@@ -7,6 +7,7 @@ from django.core.exceptions import TooManyFilesSent
 from django.db.models import TextField
 from django.db.models.functions import Cast
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django.middleware import csrf
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
@@ -169,4 +170,49 @@ def project_settings(request: HttpRequest, slug: str) -> HttpResponse:
         request,
         "llmwiki/project_settings.html",
         {"project": project, "nav": "settings", "form": form},
+    )
+
+
+# --- CSRF failure ---------------------------------------------------------------------------
+
+# Django 5.2 renders a custom 403_csrf.html without the reason, so this view says it in words.
+_CSRF_WORDS = (
+    (
+        csrf.REASON_NO_CSRF_COOKIE,
+        "Your browser did not send back the security cookie this site set. Allow cookies for "
+        "this site, reload the page and send the form again.",
+    ),
+    (
+        csrf.REASON_CSRF_TOKEN_MISSING,
+        "The form arrived without its security token. Forms sent from a saved copy of a page, "
+        "another site or a script that does not add the token are refused. Reload the page "
+        "and send the form again.",
+    ),
+    (
+        "CSRF token from",
+        "The form's security token does not match your session: the page was opened before "
+        "you last logged in or out, perhaps in another tab. Reload the page and send the form "
+        "again.",
+    ),
+    (
+        "checking failed",
+        "The request did not come from this site's own pages (its Origin or Referer header "
+        "names another address). If you did come from here, the server's "
+        "CSRF_TRUSTED_ORIGINS setting may be missing this address.",
+    ),
+)
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """Explain a refused form in words; Django's own reason stays as the technical detail."""
+    explanation = next(
+        (words for key, words in _CSRF_WORDS if key in reason),
+        "The form could not be checked as coming from this site. Reload the page and send "
+        "the form again.",
+    )
+    return render(
+        request,
+        "403_csrf.html",
+        {"explanation": explanation, "reason": reason},
+        status=403,
     )

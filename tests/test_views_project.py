@@ -72,12 +72,35 @@ def test_the_body_carries_the_csrf_token_for_htmx(client, carol, project):
     assert b'hx-headers=\'{"x-csrftoken": "' in response.content
 
 
-def test_a_post_without_csrf_token_is_refused(project, carol):
+def test_a_post_without_csrf_token_is_refused_and_says_why(project, carol):
     client = Client(enforce_csrf_checks=True)
     client.force_login(carol)
+    client.get(reverse("project_home", args=[project.slug]))  # sets the CSRF cookie
     response = client.post(reverse("logout"))
     assert response.status_code == 403
-    assert b"Form expired" in response.content
+    html = response.content.decode()
+    assert "Form not accepted" in html
+    assert "arrived without its security token" in html
+    assert "Technical detail: CSRF token missing." in html
+    assert "()" not in html
+    assert "_auth_user_id" in client.session  # still logged in: nothing happened
+
+
+def test_a_post_without_the_csrf_cookie_says_so(project, carol):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(carol)
+    response = client.post(reverse("logout"), {"csrfmiddlewaretoken": "x" * 64})
+    assert response.status_code == 403
+    assert b"did not send back the security cookie" in response.content
+
+
+def test_a_post_with_a_stale_csrf_token_says_so(project, carol):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(carol)
+    client.get(reverse("project_home", args=[project.slug]))
+    response = client.post(reverse("logout"), {"csrfmiddlewaretoken": "a" * 64})
+    assert response.status_code == 403
+    assert b"does not match your session" in response.content
 
 
 def test_an_htmx_post_with_the_csrf_header_passes(project, carol):

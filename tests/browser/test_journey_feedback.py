@@ -40,3 +40,21 @@ def test_the_home_page_says_what_to_do_next(page, live_server, login, bob, proje
     page.go_back()  # the screenshot shows the home page
     expect(page.get_by_role("heading", name="What to do next")).to_be_visible()
     assert page.console_errors == []
+
+
+def test_a_form_posted_without_its_token_says_what_happened(page, live_server, login, carol):
+    login(carol)
+    # A real browser POST from a form that lacks the token (as a saved page would send).
+    page.evaluate(
+        """() => {
+        const form = document.createElement("form");
+        form.method = "post";
+        form.action = "/accounts/logout/";
+        document.body.append(form);
+        form.submit();
+    }"""
+    )
+    expect(page.get_by_role("heading", name="Form not accepted")).to_be_visible()
+    expect(page.get_by_test_id("csrf-explanation")).to_contain_text("without its security token")
+    expect(page.get_by_text("Technical detail: CSRF token missing.")).to_be_visible()
+    expect(page.locator(".user-nav")).to_contain_text("carol")  # still logged in
