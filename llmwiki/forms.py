@@ -12,6 +12,11 @@ class MultipleFileInput(forms.ClearableFileInput):
 class MultipleFileField(forms.FileField):
     widget = MultipleFileInput
 
+    def __init__(self, **kwargs):
+        # An empty file is refused by the import with its name in the result table, next
+        # to the files that did import, rather than failing the whole upload here.
+        super().__init__(allow_empty_file=True, **kwargs)
+
     def clean(self, data, initial=None):
         if not data:
             raise forms.ValidationError("Choose at least one file.", code="required")

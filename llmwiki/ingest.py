@@ -52,10 +52,24 @@ class RawFile:
 class SourceResult:
     path: str
     sha256: str | None
-    status: str  # new | unchanged | updated | rejected | quarantined
+    status: str  # new | unchanged | updated | rejected | quarantined (every episode)
     episodes: int = 0
     flags: list[str] = field(default_factory=list)
     error: str | None = None
+    quarantined: int = 0
+    note: str | None = None
+
+    @property
+    def outcome(self) -> str:
+        """The status in words: "imported, 1 of 7 quarantined" is not "quarantined"."""
+        if self.status in ("new", "updated"):
+            imported = "imported" if self.status == "new" else "imported as a new version"
+            if self.quarantined:
+                return f"{imported}, {self.quarantined} of {self.episodes} quarantined"
+            return imported
+        if self.status == "quarantined":
+            return "quarantined" if self.episodes == 1 else f"quarantined, all {self.episodes}"
+        return self.status
 
 
 @dataclass
@@ -189,7 +203,7 @@ def ingest_files(
         )
 
     report = IngestReport()
-    units = _plan_units(files, importer, lim, report)
+    units = _drop_repeats(_plan_units(files, importer, lim, report), report)
     _attach_existing_sources(project, units)
     todo: list[_Unit] = []
     for unit in units:
@@ -242,6 +256,8 @@ def _plan_units(
             raw = plain[p]
             try:
                 text = archives.decode_text(p, raw.data, lim)
+                if not text.strip():
+                    raise InputError(p, "the file is empty: nothing to import")
             except InputError as exc:
                 report.sources.append(_rejected(raw, str(exc)))
                 continue
@@ -252,6 +268,25 @@ def _plan_units(
         else:
             units.extend(_Unit(name, [m]) for m in members)
     return units
+
+
+def _drop_repeats(units: list[_Unit], report: IngestReport) -> list[_Unit]:
+    """Keep the first of several files with the same bytes: one source per blob."""
+    first: dict[str, str] = {}
+    kept: list[_Unit] = []
+    for unit in units:
+        members = []
+        for m in unit.members:
+            if m.sha256 in first:
+                note = f"same bytes as {first[m.sha256]} in this upload"
+                report.sources.append(SourceResult(m.path, m.sha256, "unchanged", note=note))
+            else:
+                first[m.sha256] = m.path
+                members.append(m)
+        if members:
+            unit.members = members
+            kept.append(unit)
+    return kept
 
 
 def _rejected(raw: RawFile, error: str) -> SourceResult:
@@ -417,8 +452,11 @@ def _store_rows(
                 imported_by=actor if getattr(actor, "pk", None) else None,
                 security_summary=summary,
             )
+            # "quarantined" only when nothing of the file reached the memory.
             status = (
-                "quarantined" if summary["quarantined"] else ("updated" if m.previous else "new")
+                "quarantined"
+                if rows and summary["quarantined"] == len(rows)
+                else ("updated" if m.previous else "new")
             )
             pending.append((m, source, rows, status))
     # One statement each for sources and audit rows: per-row saves cost ~1 ms apiece.
@@ -431,7 +469,11 @@ def _store_rows(
         episodes.extend(rows)
         summary = source.security_summary
         flags = sorted(summary["flags"])
-        report.sources.append(SourceResult(m.path, m.sha256, status, len(rows), flags))
+        report.sources.append(
+            SourceResult(
+                m.path, m.sha256, status, len(rows), flags, quarantined=summary["quarantined"]
+            )
+        )
         events.append(
             AuditEvent.build(
                 actor=actor,

@@ -64,6 +64,9 @@ def upload(request: HttpRequest, slug: str) -> HttpResponse:
                     report = ingest_files(project=project, files=files, actor=request.user)
                 except InputError as exc:
                     error = str(exc)
+            else:
+                # Shown in the results area, which is all an HTMX post swaps in.
+                error = " ".join(form.errors.get("files", ["The upload was incomplete."]))
     elif request.method != "GET":
         return HttpResponseNotAllowed(["GET", "POST"])
     template = "llmwiki/upload.html#results" if request.htmx else "llmwiki/upload.html"

@@ -69,6 +69,52 @@ def test_a_rejected_upload_names_the_file(client, alice, project):
     assert Episode.objects.count() == 0
 
 
+def test_one_upload_of_several_files_gives_one_table(client, alice, project):
+    client.force_login(alice)
+    files = [
+        SimpleUploadedFile("ops.md", NOTE),
+        SimpleUploadedFile("pasted.md", INJECTION),
+        SimpleUploadedFile("mixed.md", NOTE.replace(b"16", b"17") + b"\n" + INJECTION[9:]),
+        SimpleUploadedFile("empty.md", b""),
+    ]
+    response = client.post(url("upload", project), {"files": files}, headers={"HX-Request": "true"})
+    html = response.content.decode()
+    assert html.count("<table") == 1 and html.count("<h2>Result</h2>") == 1
+    created = Episode.objects.filter(project=project).count()
+    summary = f"<strong>{created}</strong> episodes created from 4 files; 1 rejected."
+    assert summary in html
+    mixed = Episode.objects.filter(source__path="mixed.md")
+    assert mixed.filter(status="quarantined").count() == 1 and mixed.count() > 1
+    assert f">imported, 1 of {mixed.count()} quarantined</span>" in html
+    assert ">quarantined</span>" in html
+    assert "empty.md: the file is empty: nothing to import" in html
+
+
+def test_an_htmx_post_without_files_shows_its_error(client, alice, project):
+    client.force_login(alice)
+    response = client.post(url("upload", project), {}, headers={"HX-Request": "true"})
+    assert response.status_code == 200
+    assert response.content.lstrip().startswith(b'<section id="upload-results"')
+    assert b"Choose at least one file." in response.content
+
+
+def test_an_htmx_post_of_one_empty_file_shows_its_error(client, alice, project):
+    client.force_login(alice)
+    response = client.post(
+        url("upload", project),
+        {"files": [SimpleUploadedFile("empty.md", b"")]},
+        headers={"HX-Request": "true"},
+    )
+    assert b"empty.md: the file is empty: nothing to import" in response.content
+    assert Episode.objects.count() == 0
+
+
+def test_a_post_without_files_shows_the_error_once(client, alice, project):
+    client.force_login(alice)
+    response = client.post(url("upload", project), {})
+    assert response.content.count(b"Choose at least one file.") == 1
+
+
 def test_a_viewer_may_not_upload(client, carol, project):
     client.force_login(carol)
     response = client.post(url("upload", project), {"files": [SimpleUploadedFile("x.md", NOTE)]})

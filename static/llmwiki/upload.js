@@ -1,5 +1,6 @@
-// Per-file progress for the import form: send each file in its own request and show a
-// progress bar per file. Without JavaScript the form posts all files at once.
+// Per-file progress for the import form. All files go in one request, as without
+// JavaScript, so the upload is one import with one result table; each file's bar follows
+// the bytes sent, which arrive in the order the files were chosen.
 (function () {
   "use strict";
   const form = document.getElementById("upload-form");
@@ -8,36 +9,10 @@
   const list = document.getElementById("upload-progress");
   const token = form.querySelector('input[name="csrfmiddlewaretoken"]').value;
 
-  function sendOne(file, row) {
-    return new Promise(function (resolve) {
-      const xhr = new XMLHttpRequest();
-      const data = new FormData();
-      data.append("files", file, file.name);
-      xhr.open("POST", form.dataset.perFileUrl);
-      xhr.setRequestHeader("X-CSRFToken", token);
-      xhr.setRequestHeader("HX-Request", "true");
-      xhr.upload.onprogress = function (e) {
-        if (e.lengthComputable) row.bar.value = Math.round((100 * e.loaded) / e.total);
-      };
-      xhr.onload = function () {
-        row.bar.value = 100;
-        row.label.textContent = xhr.status === 200 ? "done" : "failed (" + xhr.status + ")";
-        resolve(xhr.status === 200 ? xhr.responseText : "");
-      };
-      xhr.onerror = function () {
-        row.label.textContent = "network error";
-        resolve("");
-      };
-      xhr.send(data);
-    });
-  }
-
-  form.addEventListener("submit", async function (event) {
-    if (!input.files.length || input.files.length < 2) return; // one file: let htmx post it
-    event.preventDefault();
-    event.stopImmediatePropagation();
+  function progressRows(files) {
     list.replaceChildren();
-    const rows = Array.from(input.files).map(function (file) {
+    let end = 0;
+    return files.map(function (file) {
       const li = document.createElement("li");
       const name = document.createElement("span");
       const bar = document.createElement("progress");
@@ -49,18 +24,59 @@
       label.textContent = "waiting";
       li.append(name, bar, label);
       list.append(li);
-      return { file: file, bar: bar, label: label };
+      const start = end;
+      end += file.size;
+      return { start: start, end: end, bar: bar, label: label };
     });
-    const results = document.getElementById("upload-results");
-    const merged = document.createElement("section");
-    merged.id = "upload-results";
+  }
+
+  function show(rows, sent, total, payload) {
+    // The multipart framing adds a little to the body; scale it away.
+    const bytes = total ? (sent * payload) / total : 0;
     for (const row of rows) {
-      row.label.textContent = "uploading";
-      const html = await sendOne(row.file, row);
-      const doc = new DOMParser().parseFromString(html, "text/html");
-      const part = doc.getElementById("upload-results");
-      if (part) merged.append(...part.children);
+      const size = row.end - row.start;
+      const done = size ? Math.min(1, Math.max(0, (bytes - row.start) / size)) : 1;
+      row.bar.value = Math.round(100 * done);
+      row.label.textContent = done >= 1 ? "sent" : done > 0 ? "uploading" : "waiting";
     }
-    document.getElementById("upload-results").replaceWith(merged);
+  }
+
+  form.addEventListener("submit", function (event) {
+    if (input.files.length < 2) return; // one file or none: htmx posts it
+    event.preventDefault();
+    event.stopImmediatePropagation();
+    const files = Array.from(input.files);
+    const rows = progressRows(files);
+    const payload = files.reduce(function (n, f) { return n + f.size; }, 0);
+    const xhr = new XMLHttpRequest();
+    xhr.open("POST", form.dataset.uploadUrl);
+    xhr.setRequestHeader("X-CSRFToken", token);
+    xhr.setRequestHeader("HX-Request", "true");
+    xhr.upload.onprogress = function (e) {
+      if (e.lengthComputable) show(rows, e.loaded, e.total, payload);
+    };
+    xhr.onload = function () {
+      const ok = xhr.status === 200;
+      for (const row of rows) {
+        row.bar.value = 100;
+        row.label.textContent = ok ? "done" : "failed (" + xhr.status + ")";
+      }
+      const doc = new DOMParser().parseFromString(xhr.responseText, "text/html");
+      const part = doc.getElementById("upload-results");
+      const results = document.getElementById("upload-results");
+      if (part) {
+        results.replaceWith(part);
+      } else {
+        const error = document.createElement("div");
+        error.className = "error";
+        error.setAttribute("role", "alert");
+        error.textContent = "The upload failed (HTTP " + xhr.status + ").";
+        results.replaceChildren(error);
+      }
+    };
+    xhr.onerror = function () {
+      for (const row of rows) row.label.textContent = "network error";
+    };
+    xhr.send(new FormData(form));
   }, true);
 })();

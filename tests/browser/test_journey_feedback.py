@@ -58,3 +58,48 @@ def test_a_form_posted_without_its_token_says_what_happened(page, live_server, l
     expect(page.get_by_test_id("csrf-explanation")).to_contain_text("without its security token")
     expect(page.get_by_text("Technical detail: CSRF token missing.")).to_be_visible()
     expect(page.locator(".user-nav")).to_contain_text("carol")  # still logged in
+
+
+def test_an_upload_of_several_files_shows_one_result_table(
+    page, live_server, login, alice, project
+):
+    mixed = "# Ops\n\n- Staging runs PostgreSQL 16.\n- Deploys at 14:00.\n\n" + INJECTION[9:]
+    login(alice)
+    page.goto(base(live_server, project) + "/upload/")
+    page.set_input_files(
+        "#id_files",
+        files=[
+            {"name": "mixed.md", "mimeType": "text/markdown", "buffer": mixed.encode()},
+            {"name": "pasted.md", "mimeType": "text/markdown", "buffer": INJECTION.encode()},
+            {"name": "empty.md", "mimeType": "text/markdown", "buffer": b""},
+        ],
+    )
+    page.get_by_role("button", name="Import").click()
+    results = page.locator("#upload-results")
+    expect(results.locator("table")).to_have_count(1)
+    expect(results.locator("tbody tr")).to_have_count(3)
+    expect(results.locator("tr", has_text="mixed.md")).to_contain_text(
+        "imported, 1 of 3 quarantined"
+    )
+    expect(results.locator("tr[data-status='quarantined']")).to_contain_text("pasted.md")
+    expect(results.locator("tr[data-status='rejected']")).to_contain_text("the file is empty")
+    expect(page.locator("#upload-progress progress")).to_have_count(3)
+    expect(page.get_by_test_id("upload-summary")).to_contain_text("from 3 files; 1 rejected")
+    assert page.console_errors == []
+
+
+def test_an_upload_without_files_shows_its_error(page, live_server, login, alice, project):
+    login(alice)
+    page.goto(base(live_server, project) + "/upload/")
+    # The browser's own "required" check would stop the post; a stale form or a script
+    # would not have it.
+    page.locator("#id_files").evaluate("input => input.removeAttribute('required')")
+    page.get_by_role("button", name="Import").click()
+    expect(page.get_by_test_id("upload-error")).to_have_text("Choose at least one file.")
+    page.set_input_files(
+        "#id_files", files=[{"name": "empty.md", "mimeType": "text/markdown", "buffer": b""}]
+    )
+    page.get_by_role("button", name="Import").click()
+    expect(page.locator("#upload-results tr[data-status='rejected']")).to_contain_text(
+        "empty.md: the file is empty"
+    )

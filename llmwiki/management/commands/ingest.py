@@ -49,10 +49,12 @@ class Command(ProjectCommand):
             self.emit(report.as_dict())
         else:
             for s in report.sources:
-                detail = s.error or f"{s.episodes} episodes" + (
-                    f" [{', '.join(s.flags)}]" if s.flags else ""
+                detail = (
+                    s.error
+                    or s.note
+                    or f"{s.episodes} episodes" + (f" [{', '.join(s.flags)}]" if s.flags else "")
                 )
-                self.stdout.write(f"{s.status:12} {s.path}  {detail}")
+                self.stdout.write(f"{s.path}: {s.outcome}  ({detail})")
             self.stdout.write(f"{report.episodes_created} episodes created")
         if report.rejected:
             reasons = "; ".join(s.error or s.path for s in report.rejected)
