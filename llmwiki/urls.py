@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from llmwiki import views
+from llmwiki import audit_views, views
 
 project_patterns = [
     path("", views.project_home, name="project_home"),
@@ -10,6 +10,7 @@ project_patterns = [
     path("upload/", views.upload, name="upload"),
     path("episodes/", views.episode_list, name="episode_list"),
     path("quarantine/", views.quarantine, name="quarantine"),
+    path("audit/", audit_views.audit_log, name="audit_log"),
     path("dreaming/", include("dreaming.urls")),
     path("", include("reviews.urls")),
 ]

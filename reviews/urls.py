@@ -20,6 +20,5 @@ urlpatterns = [
     path("wiki/<str:key>/rollback/", views.page_rollback, name="page_rollback"),
     path("claims/<int:claim_id>/", views.claim_detail, name="claim"),
     path("claims/<int:claim_id>/retract/", views.claim_retract, name="claim_retract"),
-    path("audit/", audit_views.audit_log, name="audit_log"),
     path("sources/<int:source_id>/erase/", audit_views.erase_source, name="erase_source"),
 ]
