@@ -1,4 +1,8 @@
-"""The content-addressed blob store for raw sources: bytes live at blobs/ab/cd/<sha256>."""
+"""The blob store for raw sources: bytes live at blobs/ab/cd/<sha256 of the original>.
+
+A source with secret findings is stored redacted under its original's sha256, so that
+re-importing the same original still finds it (see `llmwiki.security.raw`).
+"""
 
 from __future__ import annotations
 
@@ -15,9 +19,10 @@ def blob_path(sha256: str) -> Path:
     return Path(settings.BLOB_DIR) / sha256[:2] / sha256[2:4] / sha256
 
 
-def blob_write(data: bytes) -> tuple[str, bool]:
-    """Store `data` atomically (temp file + rename); return (sha256, newly written)."""
-    sha = hashlib.sha256(data).hexdigest()
+def blob_write(data: bytes, key: str | None = None) -> tuple[str, bool]:
+    """Store `data` atomically (temp file + rename) under `key` (default: its sha256);
+    return (key, newly written)."""
+    sha = key or hashlib.sha256(data).hexdigest()
     path = blob_path(sha)
     if path.exists():
         return sha, False
@@ -35,12 +40,12 @@ def blob_write(data: bytes) -> tuple[str, bool]:
     return sha, True
 
 
-def blob_write_many(datas: list[bytes]) -> list[tuple[str, bool]]:
-    """Store several blobs; the fsyncs overlap in threads (each costs milliseconds here)."""
-    if len(datas) < 2:
-        return [blob_write(d) for d in datas]
-    with ThreadPoolExecutor(max_workers=min(8, len(datas))) as pool:
-        return list(pool.map(blob_write, datas))
+def blob_write_many(items: list[tuple[str, bytes]]) -> list[tuple[str, bool]]:
+    """Store several `(key, data)` blobs; the fsyncs overlap in threads (milliseconds each)."""
+    if len(items) < 2:
+        return [blob_write(data, key) for key, data in items]
+    with ThreadPoolExecutor(max_workers=min(8, len(items))) as pool:
+        return list(pool.map(lambda item: blob_write(item[1], item[0]), items))
 
 
 def blob_read(sha256: str) -> bytes:

@@ -30,6 +30,7 @@ from llmwiki.errors import InputError
 from llmwiki.importers import detect
 from llmwiki.importers.base import KINDS, EpisodeDraft, TextFile
 from llmwiki.models import AuditEvent, Episode, Project, Source, bulk_insert, sha256_hex
+from llmwiki.security.raw import redact_texts, redacted_file
 
 log = logging.getLogger(__name__)
 
@@ -135,6 +136,7 @@ class _Member:
     texts: list[TextFile]
     previous: Source | None = None
     existing: Source | None = None
+    redacted: bool = False  # stored with its secrets redacted (llmwiki.security.raw)
 
 
 @dataclass
@@ -409,7 +411,9 @@ def _store(project: Project, units: list[_Unit], actor: Any, report: IngestRepor
     now = timezone.now()
     written: list[str] = []
     try:
-        fresh = [m.data for unit in units for m in unit.members if not m.existing]
+        fresh = [
+            (m.sha256, _raw_blob(unit, m)) for unit in units for m in unit.members if not m.existing
+        ]
         written.extend(sha for sha, new in blob_write_many(fresh) if new)
         with transaction.atomic():
             created = _store_rows(project, units, actor, now, report)
@@ -420,6 +424,16 @@ def _store(project: Project, units: list[_Unit], actor: Any, report: IngestRepor
             blob_discard(sha)
         raise
     return created
+
+
+def _raw_blob(unit: _Unit, member: _Member) -> bytes:
+    """The bytes the raw layer keeps: as received, or redacted when the gate found secrets."""
+    expected = {fp for owner, s in unit.drafts if owner is member for _, fp in s.secrets}
+    if not expected:
+        return member.data
+    member.redacted = True
+    texts = [(t.path, t.text) for t in member.texts]
+    return redacted_file(texts, expected, is_zip=member.path.lower().endswith(".zip"))
 
 
 def _store_rows(
@@ -439,6 +453,7 @@ def _store_rows(
                 else set()
             )
             rows, summary = _gate(project, analysed, trust, now, known)
+            summary["raw"] = "redacted" if m.redacted else "as received"
             source = Source(
                 project=project,
                 sha256=m.sha256,
@@ -574,25 +589,29 @@ def episode_record(
             tags=tuple(tags),
         )
     )
-    # The raw event is kept as a source (the raw layer is the only place a secret may
-    # live), so an episode posted by an agent has the same provenance as an imported file.
-    raw = json.dumps(
-        {
-            "actor": actor,
-            "kind": kind,
-            "content": content,
-            "occurred_at": occurred_at.isoformat() if occurred_at else None,
-            "locator": locator or {},
-            "tags": list(tags),
-        },
-        sort_keys=True,
-        ensure_ascii=False,
-    ).encode()
-    sha, written = blob_write(raw)
+    # The raw event is kept as a source, so an episode posted by an agent has the same
+    # provenance as an imported file; with its secrets redacted, under the original's hash.
+    event = {
+        "actor": actor,
+        "kind": kind,
+        "content": content,
+        "occurred_at": occurred_at.isoformat() if occurred_at else None,
+        "locator": locator or {},
+        "tags": list(tags),
+    }
+    raw = json.dumps(event, sort_keys=True, ensure_ascii=False).encode()
+    scanned = Scanned.of(draft)
+    expected = {fp for _, fp in scanned.secrets}
+    stored = raw
+    if expected:
+        [(_, event["content"])] = redact_texts([("content", content)], expected)
+        stored = json.dumps(event, sort_keys=True, ensure_ascii=False).encode()
+    sha, written = blob_write(stored, sha256_hex(raw))
     try:
         with transaction.atomic():
             now = timezone.now()
-            (row,), summary = _gate(project, [Scanned.of(draft)], Episode.Trust.DRAFT, now, set())
+            (row,), summary = _gate(project, [scanned], Episode.Trust.DRAFT, now, set())
+            summary["raw"] = "redacted" if expected else "as received"
             source, _ = Source.objects.get_or_create(
                 project=project,
                 sha256=sha,
