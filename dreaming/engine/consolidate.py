@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .policy import Policy
-from .text import Features, display_text, trim_snippet
+from .text import Features, dated, display_text, trim_snippet
 
 REDACTION_MARK = "[REDACTED"
 _MAX_CONSIDERED = 200  # bound the work on very large clusters; they are highly redundant
@@ -56,7 +56,15 @@ def choose(
         overlap = len(terms & core) / len(core) if core else 0.0
         stripped = text.strip()
         well_formed = stripped[:1].isupper() and stripped[-1:] in ".!?"
-        key = (-round(overlap, 6), -round(trust[u], 6), not well_formed, len(stripped), u)
+        # A wording that holds beyond its day beats one tied to it, whatever else it covers.
+        key = (
+            dated(text),
+            -round(overlap, 6),
+            -round(trust[u], 6),
+            not well_formed,
+            len(stripped),
+            u,
+        )
         if best is None or key < best:
             best = key
     if best is None:

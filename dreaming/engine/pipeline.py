@@ -76,6 +76,7 @@ from .text import (
     Features,
     analyse,
     blocks,
+    dated,
     display_text,
     intern_set,
     junk_reason,
@@ -1087,6 +1088,12 @@ class _Sweep:
             score, raw, stats = self._evaluate(support, choice.unit)
             # Said once, a statement scores low on frequency and days; written once in a
             # reference source it is still the reference, when it stands on its own.
+            # choose() prefers a wording that outlives its day: if the best one is still
+            # tied to it, every wording is a log entry or a plan, not a durable fact. A
+            # contested fact, a procedure and a theme are records in their own right.
+            if c.kind == "fact" and not c.contested and dated(choice.text):
+                self.cluster_reason[ci] = "dated"
+                continue
             # The evidence gate let it through on authority alone (see _gate).
             alone = len(support) < policy.min_evidence and U.claim[choice.unit] is None
             if alone and not standalone(choice.text):
@@ -1152,7 +1159,7 @@ class _Sweep:
                     if len(w) > 1 and got == (terms[w[0]] & core):
                         continue  # the second sentence adds nothing the group shares
                     well_formed = text[:1].isupper() and text[-1:] in ".!?"
-                    key = (-len(got), -self.u_trust[u], not well_formed, len(text), w)
+                    key = (dated(text), -len(got), -self.u_trust[u], not well_formed, len(text), w)
                     if best is None or key < best[0]:
                         best = (key, w, text)
         if best is None:
@@ -1597,6 +1604,8 @@ _REASON_WORDS = {
     "contradicted": "contradicted by newer material",
     "deferred_merge": "merged into a stronger candidate",
     "rehydrate:evidence_gone": "no longer live",
+    "dated": "told only as news of the day it was written (a log entry or a plan)",
+    "junk:leans_on_context": "said once, and not readable without the sentences around it",
 }
 
 

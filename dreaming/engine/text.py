@@ -878,3 +878,22 @@ def standalone(text: str) -> bool:
         and words[-1] not in _ANAPHORA
         and not _POINTS_BACK.intersection(words)
     )
+
+
+# A sentence tied to the day it was written: what happened or is planned around "today"
+# is a log entry, true of that day; a durable fact reads the same a month later. The
+# anchors are words relative to the writer's now, and first-person intent ("I'll", "we're
+# going to") that a plan is made of; "we'll use X" states a decision and is not a plan.
+_DATED_RE = re.compile(
+    r"\b(?:today|tonight|tomorrow|yesterday|overnight|last night|this (?:morning|afternoon"
+    r"|evening|week|weekend)|(?:next|last) (?:week|month|monday|tuesday|wednesday|thursday"
+    r"|friday|saturday|sunday)|(?:some|one) (?:morning|afternoon|evening) next week"
+    r"|earlier today|later today|right now|(?:i|we)(?:'ll| will| am going to| are going to"
+    r"|'m going to|'re going to) (?!use\b|adopt\b|standardi[sz]e\b|keep\b|stay\b))",
+    re.IGNORECASE,
+)
+
+
+def dated(text: str) -> bool:
+    """Is this sentence anchored to the day it was written (a log entry or a plan)?"""
+    return _DATED_RE.search(text) is not None

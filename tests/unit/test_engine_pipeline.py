@@ -292,7 +292,7 @@ def test_it_leaves_one_off_chatter_episodic_even_without_the_evidence_gate():
 
     assert result.candidates == []
     reasons = {s.reason for s in result.stays_episodic}
-    assert reasons <= {"below_min_score", "junk:no_content", "junk:too_short"}
+    assert reasons <= {"below_min_score", "dated", "junk:no_content", "junk:too_short"}
     assert sum(s.count for s in result.stays_episodic) == 3
 
 
@@ -603,3 +603,26 @@ def test_authority_does_not_lift_what_cannot_stand_on_its_own():
         ep(3, 2, "Is the nightly export signed with the billing key?", source_trust=0.8),
     ]
     assert run_sweep(notes, now=NOW).candidates == []
+
+
+def test_a_fact_told_only_as_the_news_of_its_day_is_not_proposed():
+    plans = [
+        ep(1, 0, "Restore drill for the ledger database on scratch-db-4 next week."),
+        ep(2, 1, "Ledger database restore drill on scratch-db-4 is planned for tomorrow."),
+    ]
+    result = run_sweep(plans, now=NOW)
+
+    assert result.candidates == []
+    assert "dated" in {s.reason for s in result.stays_episodic}
+
+
+def test_the_wording_that_outlives_its_day_is_the_one_shown():
+    told = [
+        ep(1, 0, "Ledger backups on scratch-db-4 were verified today, restore took 9 minutes."),
+        ep(
+            2, 1, "Ledger backups on scratch-db-4 are verified by a restore, which takes 9 minutes."
+        ),
+        ep(3, 2, "Verified the ledger backups on scratch-db-4 again today: restore in 9 minutes."),
+    ]
+    (cand,) = run_sweep(told, now=NOW).candidates
+    assert "today" not in cand.text

@@ -7,6 +7,7 @@ import pytest
 from dreaming.engine.text import (
     analyse,
     blocks,
+    dated,
     display_text,
     entities,
     junk_reason,
@@ -237,3 +238,18 @@ def test_it_strips_a_leading_clock_time_from_display_text():
 )
 def test_standalone_tells_a_claim_from_a_sentence_that_leans_on_its_neighbours(text, alone):
     assert standalone(text) is alone
+
+
+@pytest.mark.parametrize(
+    ("text", "is_dated"),
+    [
+        ("Restore test into a scratch DB some evening next week.", True),
+        ("I'll write the numbers down tomorrow.", True),
+        ("Fixed the exporter overnight; will roll the keys today.", True),
+        ("We'll use the ledger schema for invoices.", False),
+        ("The nightly export is signed with the billing key.", False),
+        ("Invoices older than a week are archived.", False),
+    ],
+)
+def test_dated_tells_a_log_entry_or_plan_from_a_durable_statement(text, is_dated):
+    assert dated(text) is is_dated
