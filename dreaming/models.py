@@ -222,10 +222,29 @@ class Candidate(models.Model):
             for name in SIGNALS
         ]
 
+    def admission(self, policy: Policy) -> str:
+        """Which rule let the sweep propose this candidate, in words, with its numbers."""
+        got = self.signals
+        if "authority" in got:
+            return (
+                f"source authority: written once in a source trusted {got['authority']:g} "
+                f"(at least {policy.authority_trust:g} is reference material); the "
+                f"{policy.min_evidence}-evidence rule applies to chat and logs"
+            )
+        return (
+            f"independent evidence: {got.get('evidence', 0):g} episodes on "
+            f"{got.get('days', 0):g} day(s) (at least {policy.min_evidence} needed), "
+            f"score {self.score:.3f} (at least {policy.min_score:g})"
+        )
+
     @property
     def signal_counts(self) -> dict[str, float]:
         """The evidence counts the sweep kept beside the signals (evidence, days, contexts)."""
-        return {k: v for k, v in self.signals.items() if k not in SIGNALS and "." not in k}
+        return {
+            k: v
+            for k, v in self.signals.items()
+            if k not in SIGNALS and "." not in k and k != "authority"
+        }
 
     def can_transition(self, to: str) -> bool:
         return to in self.TRANSITIONS[self.status]

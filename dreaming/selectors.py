@@ -55,6 +55,7 @@ def why_panel(candidate: Candidate) -> dict:
     return {
         "policy": policy,
         "signals": candidate.signal_rows(policy),
+        "admission": candidate.admission(policy),
         "evidence": candidate.evidence.select_related("episode__source").order_by(
             "episode__occurred_at", "episode_id"
         ),

@@ -178,3 +178,16 @@ def test_signal_rows_follow_the_policy_weights_in_signal_order(candidate):
     assert rows[0].weight == policy.weights.relevance and rows[0].weight > rows[1].weight
     assert rows[1].value == 0.0
     assert candidate.signal_counts == {"evidence": 5, "days": 4}
+
+
+def test_admission_names_the_rule_that_let_a_candidate_through(candidate):
+    from dreaming.engine.policy import Policy
+
+    policy = Policy()
+    candidate.signals = {"evidence": 3, "days": 2}
+    candidate.score = 0.41
+    assert candidate.admission(policy).startswith("independent evidence: 3 episodes on 2 day(s)")
+    candidate.signals = {"evidence": 1, "days": 1, "authority": 0.8}
+    said = candidate.admission(policy)
+    assert said.startswith("source authority: written once in a source trusted 0.8")
+    assert "authority" not in candidate.signal_counts

@@ -134,6 +134,7 @@ def test_the_review_page_and_the_explain_page_show_one_and_the_same_panel(client
     assert panel == why_panel_html(explain)
     assert panel.count('data-testid="evidence"') == staging.evidence.count()
     assert "<mark>" in panel and "query_diversity" in panel
+    assert 'data-testid="admission">independent evidence:' in panel
 
 
 def test_the_candidate_page_title_is_text_and_loads_its_script_once(client, bob, staging):
