@@ -16,9 +16,7 @@ from llmwiki.models import Project
 def dreaming_panel(project: Project) -> dict[str, Any]:
     return {
         "candidates": Candidate.objects.filter(project=project).open().count(),
-        "conflicts": Conflict.objects.filter(project=project)
-        .exclude(status=Conflict.Status.RESOLVED)
-        .count(),
+        "conflicts": Conflict.objects.filter(project=project).unresolved().count(),
         # A preview writes nothing, so the last sweep is the last run that could have.
         "last_sweep": DreamRun.objects.filter(project=project)
         .exclude(trigger=DreamRun.Trigger.PREVIEW)

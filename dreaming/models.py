@@ -293,6 +293,12 @@ class CandidateEvidence(models.Model):
         return f"episode #{self.episode_id} {self.role}s candidate #{self.candidate_id}"
 
 
+class ConflictQuerySet(models.QuerySet):
+    def unresolved(self) -> ConflictQuerySet:
+        """Open and escalated conflicts: what OPEN_QUESTIONS lists."""
+        return self.exclude(status=Conflict.Status.RESOLVED)
+
+
 class Conflict(models.Model):
     class Kind(models.TextChoices):
         VALUE = "value", "Different value"
@@ -330,6 +336,8 @@ class Conflict(models.Model):
     resolved_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+
+    objects = ConflictQuerySet.as_manager()
 
     class Meta:
         constraints = [

@@ -219,9 +219,9 @@ def _compute(run: DreamRun) -> _Computed:
     _phase(run, "light", status="running", selected=len(episodes), note=batch.note)
     claims = [
         ApprovedClaim(pk, text, page, subject or None)
-        for pk, text, page, subject in Claim.objects.filter(
-            project=project, status=Claim.Status.APPROVED
-        ).values_list("id", "text", "page__key", "subject_key")
+        for pk, text, page, subject in Claim.objects.filter(project=project)
+        .approved()
+        .values_list("id", "text", "page__key", "subject_key")
     ]
     result = pipeline.run_sweep(
         episodes.values(),

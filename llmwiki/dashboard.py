@@ -13,7 +13,7 @@ from croniter import croniter
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from llmwiki.models import Claim, Episode, Project
+from llmwiki.models import Episode, Project
 from llmwiki.schedule import describe_cron
 
 ProjectPanel = Callable[[Project], dict[str, Any]]
@@ -47,7 +47,7 @@ def project_panel(project: Project) -> dict[str, Any]:
     panel: dict[str, Any] = {
         "sources": project.sources.count(),
         **project.episodes.aggregate(**EPISODE_COUNTS),
-        "claims": project.claims.filter(status=Claim.Status.APPROVED).count(),
+        "claims": project.claims.approved().count(),
         "pages": project.pages.count(),
         "exports": project.exports.count(),
         "schedule": describe_cron(project.dream_schedule),

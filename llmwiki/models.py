@@ -13,7 +13,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
-from django.db import connections, models, router
+from django.db import connections, models, router, transaction
 from django.urls import reverse
 from django.utils import timezone
 
@@ -372,11 +372,29 @@ class PageRevision(ImmutableModel):
         super().save(*args, **kwargs)
 
 
+class ClaimQuerySet(models.QuerySet):
+    def approved(self) -> ClaimQuerySet:
+        """Claims that are current reviewed memory."""
+        return self.filter(status=Claim.Status.APPROVED)
+
+
 class Claim(models.Model):
     class Status(models.TextChoices):
         APPROVED = "approved", "Approved"
         SUPERSEDED = "superseded", "Superseded"
         RETRACTED = "retracted", "Retracted"
+        ROLLED_BACK = "rolled-back", "Rolled back"
+        ERASED = "erased", "Erased"
+
+    # A page rollback may bring back any claim its target revision listed, so every state
+    # but erased can return to approved; erasure ends everything.
+    TRANSITIONS: dict[str, set[str]] = {
+        Status.APPROVED: {Status.SUPERSEDED, Status.RETRACTED, Status.ROLLED_BACK, Status.ERASED},
+        Status.SUPERSEDED: {Status.APPROVED, Status.ERASED},
+        Status.RETRACTED: {Status.APPROVED, Status.ERASED},
+        Status.ROLLED_BACK: {Status.APPROVED, Status.ERASED},
+        Status.ERASED: set(),
+    }
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="claims")
     page = models.ForeignKey(Page, on_delete=models.PROTECT, related_name="claims")
@@ -399,12 +417,43 @@ class Claim(models.Model):
         max_length=10, choices=SecurityClass.choices, default=SecurityClass.INTERNAL
     )
 
+    objects = ClaimQuerySet.as_manager()
+
     class Meta:
         indexes = [models.Index(fields=["project", "status"])]
         ordering = ["page__key", "section", "id"]
 
     def __str__(self) -> str:
         return f"Claim #{self.pk} v{self.version}"
+
+    @property
+    def is_approved(self) -> bool:
+        return self.status == self.Status.APPROVED
+
+    def can_transition(self, to: str) -> bool:
+        return to in self.TRANSITIONS[self.status]
+
+    def transition(
+        self, to: str, *, actor: Any, note: str = "", after: dict | None = None, **changes: Any
+    ) -> None:
+        """Move to status `to` on the locked row and write its audit event (the one writer)."""
+        with transaction.atomic():
+            locked = Claim.objects.select_for_update().get(pk=self.pk)
+            if not locked.can_transition(to):
+                raise ValidationError(f"claim {self.pk} is {locked.status}; cannot move to {to}")
+            before = {"status": locked.status}
+            self.status = to
+            for field, value in changes.items():
+                setattr(self, field, value)
+            self.save(update_fields=["status", *changes])
+            AuditEvent.record(
+                actor=actor,
+                action=f"claim.{to}",
+                obj=self,
+                before=before,
+                after={"status": to, **(after or {})},
+                note=note,
+            )
 
 
 class Export(models.Model):

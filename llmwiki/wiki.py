@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from datetime import date, timedelta
 from typing import Any
 
 from django.db import transaction
@@ -16,15 +17,85 @@ from llmwiki.models import (
     AuditEvent,
     ChangelogEntry,
     Claim,
+    Episode,
     ManifestVersion,
     Page,
     PageRevision,
     Project,
+    SecurityClass,
     actor_label,
     sha256_hex,
 )
 
 GENERAL_SECTION = "General"
+
+
+@transaction.atomic
+def claim_create(
+    *,
+    page: Page,
+    text: str,
+    evidence: Iterable[int],
+    reviewer: Any,
+    supersedes: Claim | None = None,
+    section: str | None = None,
+    subject_key: str | None = None,
+    security_class: str | None = None,
+    note: str = "",
+) -> Claim:
+    """Create an approved claim citing `evidence` (episode ids); the one way a claim is born.
+
+    With `supersedes`, the old claim moves to superseded, and the new one takes its place:
+    its section, subject and class unless given, and the next version number. The page is
+    not recompiled here: the caller publishes once after all of its changes.
+    """
+    episodes = list(
+        Episode.objects.filter(pk__in=set(evidence)).select_related("source").order_by("id")
+    )
+    old = supersedes
+    claim = Claim.objects.create(
+        project_id=page.project_id,
+        page=page,
+        section=section if section is not None else (old.section if old else ""),
+        text=text,
+        version=old.version + 1 if old else 1,
+        supersedes=old,
+        source_refs=[
+            {
+                "episode_id": e.pk,
+                "source_id": e.source_id,
+                "sha256": e.source.sha256,
+                "path": e.source.path,
+                "retrieved_at": e.source.retrieved_at.isoformat(),
+                "locator": e.locator,
+            }
+            for e in episodes
+            if e.source is not None
+        ],
+        reviewer=reviewer,
+        review_by=date.today() + timedelta(days=page.review_cadence_days),
+        subject_key=(subject_key if subject_key is not None else (old.subject_key if old else ""))[
+            :200
+        ],
+        security_class=security_class or (old.security_class if old else SecurityClass.INTERNAL),
+    )
+    claim.evidence.set(episodes)
+    AuditEvent.record(
+        actor=reviewer,
+        action="claim.approve",
+        obj=claim,
+        after={
+            "text_sha256": sha256_hex(text),
+            "page": page.key,
+            "supersedes": old.pk if old else None,
+        },
+        note=note,
+    )
+    if old is not None:
+        old.transition(
+            Claim.Status.SUPERSEDED, actor=reviewer, note=note, after={"superseded_by": claim.pk}
+        )
+    return claim
 
 
 def claim_line(claim: Claim, evidence_ids: Iterable[int] = ()) -> str:
@@ -54,7 +125,7 @@ def compile_claims_page(
 
 def approved_claims(page: Page) -> tuple[list[Claim], dict[int, list[int]]]:
     """The page's approved claims and their evidence episode ids (two queries)."""
-    claims = list(page.claims.filter(status=Claim.Status.APPROVED).order_by("id"))
+    claims = list(page.claims.approved().order_by("id"))
     evidence: dict[int, list[int]] = {c.pk: [] for c in claims}
     links = Claim.evidence.through.objects.filter(claim__in=claims).values_list(
         "claim_id", "episode_id"
@@ -140,9 +211,7 @@ def record_change(
             for p in pages
         ],
         "claims": sorted(
-            Claim.objects.filter(project=project, status=Claim.Status.APPROVED).values_list(
-                "id", flat=True
-            )
+            Claim.objects.filter(project=project).approved().values_list("id", flat=True)
         ),
     }
     last = ManifestVersion.objects.filter(project=project).order_by("-number").first()

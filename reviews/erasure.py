@@ -42,9 +42,13 @@ from llmwiki.models import (
 )
 from llmwiki.wiki import GENERAL_SECTION, page_recompile, record_change
 from reviews.models import Review
-from reviews.services import ERASED, ReviewRefused, open_questions_publish
+from reviews.services import ReviewRefused, open_questions_publish
 
 log = logging.getLogger(__name__)
+
+# What stands where erased text was: the state lives in the rows' status fields, this only
+# keeps the tombstones readable.
+ERASED = "[erased]"
 
 # Free text (diaries, previews, page history) is scrubbed of fragments at least this long;
 # shorter ones are generic words that identify nothing and would blank unrelated text.
@@ -172,7 +176,7 @@ def source_erase(*, source: Source, actor: AbstractBaseUser, note: str) -> dict[
 
         _tombstone_episodes(scope.episode_ids, locked.path)
         _erase_candidates(project.pk, scope.candidate_ids, candidate_texts, claim_texts)
-        _retract_claims(locked, scope)
+        _erase_claims(locked, scope, actor, note.strip())
         ConflictSide.objects.filter(pk__in=scope.side_ids).update(text=ERASED)
         # A conflict's subject is distilled from its sides' words: it goes with them.
         Conflict.objects.filter(pk__in=scope.conflict_ids).update(subject=ERASED)
@@ -216,7 +220,7 @@ def source_erase(*, source: Source, actor: AbstractBaseUser, note: str) -> dict[
                 project=project,
                 actor=actor,
                 summary=f"erasure of source {locked.pk}: {len(scope.claim_ids)} claim(s) "
-                f"retracted, {republished} page(s) republished",
+                f"erased, {republished} page(s) republished",
             )
         sha, pk = locked.sha256, locked.pk
         transaction.on_commit(lambda: _delete_files(sha, pk, export_paths))
@@ -269,16 +273,25 @@ def _erase_candidates(
     in_project.filter(after_text__in=quoted)._unchecked_update(after_text=ERASED)
 
 
-def _retract_claims(source: Source, scope: ErasureScope) -> None:
+def _erase_claims(source: Source, scope: ErasureScope, actor: Any, note: str) -> None:
     erased = set(scope.episode_ids)
-    for pk, refs in Claim.objects.filter(pk__in=scope.claim_ids).values_list("id", "source_refs"):
+    for claim in Claim.objects.filter(pk__in=scope.claim_ids).order_by("id"):
         kept = [
             r
-            for r in refs or []
+            for r in claim.source_refs or []
             if r.get("episode_id") not in erased and r.get("source_id") != source.pk
         ]
-        Claim.objects.filter(pk=pk).update(
-            status=Claim.Status.RETRACTED, text=ERASED, subject_key="", section="", source_refs=kept
+        if claim.status == Claim.Status.ERASED:  # by an earlier erasure; only its refs change
+            Claim.objects.filter(pk=claim.pk).update(source_refs=kept)
+            continue
+        claim.transition(
+            Claim.Status.ERASED,
+            actor=actor,
+            note=f"erasure of source #{source.pk}: {note}",
+            text=ERASED,
+            subject_key="",
+            section="",
+            source_refs=kept,
         )
 
 

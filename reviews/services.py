@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -27,13 +27,16 @@ from llmwiki.models import (
     PageRevision,
     Project,
     Role,
-    sha256_hex,
 )
 from llmwiki.services import episode_record_system
-from llmwiki.wiki import compile_claims_page, page_publish, page_recompile, record_change
+from llmwiki.wiki import (
+    claim_create,
+    compile_claims_page,
+    page_publish,
+    page_recompile,
+    record_change,
+)
 from reviews.models import Review
-
-ERASED = "[erased]"
 
 
 class ReviewRefused(Exception):
@@ -175,41 +178,19 @@ def candidate_approve(
 
 
 def _claim_from(candidate: Candidate, text: str, reviewer: AbstractBaseUser) -> Claim:
-    page = Page.objects.get(project=candidate.project_id, key=candidate.page_target)
-    evidence = list(
-        CandidateEvidence.objects.filter(candidate=candidate, role=CandidateEvidence.Role.SUPPORT)
-        .select_related("episode__source")
-        .order_by("episode_id")
-    )
-    claim = Claim.objects.create(
-        project=candidate.project,
-        page=page,
-        section=candidate.section,
+    evidence = CandidateEvidence.objects.filter(
+        candidate=candidate, role=CandidateEvidence.Role.SUPPORT
+    ).values_list("episode_id", flat=True)
+    return claim_create(
+        page=Page.objects.get(project=candidate.project_id, key=candidate.page_target),
         text=text,
-        source_refs=[
-            {
-                "episode_id": e.episode_id,
-                "source_id": e.episode.source_id,
-                "sha256": e.episode.source.sha256,
-                "path": e.episode.source.path,
-                "retrieved_at": e.episode.source.retrieved_at.isoformat(),
-                "locator": e.episode.locator,
-            }
-            for e in evidence
-        ],
+        evidence=evidence,
         reviewer=reviewer,
-        review_by=date.today() + timedelta(days=page.review_cadence_days),
-        subject_key=candidate.subject_key[:200],
+        section=candidate.section,
+        subject_key=candidate.subject_key,
         security_class=candidate.security_class,
+        note=f"candidate #{candidate.pk}",
     )
-    claim.evidence.set([e.episode_id for e in evidence])
-    AuditEvent.record(
-        actor=reviewer,
-        action="claim.approve",
-        obj=claim,
-        after={"text_sha256": sha256_hex(text), "candidate": candidate.pk, "page": page.key},
-    )
-    return claim
 
 
 def _approval_episode(project: Project, reviewer: AbstractBaseUser, claim: Claim) -> None:
@@ -293,7 +274,7 @@ def candidate_merge(
         current = _check(
             candidate, reviewer, "merge", seen, sensitive_confirmed=sensitive_confirmed
         )
-        if claim.project_id != current.project_id or claim.status != Claim.Status.APPROVED:
+        if claim.project_id != current.project_id or not claim.is_approved:
             raise ReviewRefused("merge target must be an approved claim of this project", 400)
         episodes = list(
             CandidateEvidence.objects.filter(candidate=current, role="support").values_list(
@@ -340,17 +321,9 @@ def claim_retract(*, claim: Claim, actor: AbstractBaseUser, reason: str) -> Page
         raise ReviewRefused("say why the claim is retracted", 400)
     with transaction.atomic():
         locked = Claim.objects.select_for_update().get(pk=claim.pk)
-        if locked.status != Claim.Status.APPROVED:
+        if not locked.is_approved:
             raise ReviewRefused(f"claim {claim.pk} is {locked.status}, not approved", 409)
-        Claim.objects.filter(pk=claim.pk).update(status=Claim.Status.RETRACTED)
-        AuditEvent.record(
-            actor=actor,
-            action="claim.retract",
-            obj=locked,
-            before={"status": "approved"},
-            after={"status": "retracted"},
-            note=reason,
-        )
+        locked.transition(Claim.Status.RETRACTED, actor=actor, note=reason)
         revision = page_recompile(
             page=locked.page, actor=actor, reason=f"retracted claim {claim.pk}: {reason}"
         )
@@ -379,30 +352,18 @@ def page_rollback(
             raise ReviewRefused(f"r{revision.number} is already the current revision", 409)
         target_ids = set(revision.claim_ids)
         current_ids = set(current.claim_ids) if current else set()
-        dropped = current_ids - target_ids
-        # An erased claim stays erased: a rollback must not resurrect a tombstone.
-        restored = set(
+        why = f"rollback of {page.key} to r{revision.number}"
+        # A claim the target revision does not list leaves the page: rolled back, not
+        # superseded, since nothing replaces it. An erased claim stays erased.
+        for claim in Claim.objects.filter(pk__in=current_ids - target_ids).approved():
+            claim.transition(Claim.Status.ROLLED_BACK, actor=actor, note=why)
+        restored = (
             Claim.objects.filter(pk__in=target_ids)
-            .exclude(status=Claim.Status.APPROVED)
-            .exclude(text=ERASED)
-            .values_list("id", flat=True)
+            .exclude(status__in=[Claim.Status.APPROVED, Claim.Status.ERASED])
+            .order_by("id")
         )
-        for claim_id in sorted(dropped):
-            Claim.objects.filter(pk=claim_id).update(status=Claim.Status.SUPERSEDED)
-            AuditEvent.record(
-                actor=actor,
-                action="claim.rollback_supersede",
-                obj=Claim.objects.get(pk=claim_id),
-                after={"status": "superseded"},
-            )
-        for claim_id in sorted(restored):
-            Claim.objects.filter(pk=claim_id).update(status=Claim.Status.APPROVED)
-            AuditEvent.record(
-                actor=actor,
-                action="claim.rollback_restore",
-                obj=Claim.objects.get(pk=claim_id),
-                after={"status": "approved"},
-            )
+        for claim in restored:
+            claim.transition(Claim.Status.APPROVED, actor=actor, note=why)
         new = page_publish(
             page=page,
             markdown=revision.markdown,
@@ -435,7 +396,7 @@ def page_rollback(
 def open_questions_markdown(project: Project) -> tuple[str, list[int]]:
     conflicts = (
         Conflict.objects.filter(project=project)
-        .exclude(status=Conflict.Status.RESOLVED)
+        .unresolved()
         .prefetch_related("sides__evidence")
         .select_related("owner")
         .order_by("detected_at", "id")
@@ -557,33 +518,17 @@ def _accept_side(conflict: Conflict, sides: list[ConflictSide], winner: int | No
 def _supersede_with(
     conflict: Conflict, losing: list[ConflictSide], text: str, actor, evidence_from=None
 ) -> None:
-    old = next(
-        (s.claim for s in losing if s.claim and s.claim.status == Claim.Status.APPROVED), None
-    )
+    old = next((s.claim for s in losing if s.claim and s.claim.is_approved), None)
     if old is None:
         return  # nothing approved to replace: the accepted side goes through normal review
     episodes = [e.pk for e in (evidence_from.evidence.all() if evidence_from else [])]
     episodes += [e.pk for s in losing for e in s.evidence.all()] if evidence_from is None else []
-    new = Claim.objects.create(
-        project=old.project,
+    new = claim_create(
         page=old.page,
-        section=old.section,
         text=text,
-        version=old.version + 1,
-        supersedes=old,
-        source_refs=old.source_refs,
+        evidence=set(episodes) | set(old.evidence.values_list("id", flat=True)),
         reviewer=actor,
-        subject_key=old.subject_key,
-        security_class=old.security_class,
-        review_by=date.today() + timedelta(days=old.page.review_cadence_days),
-    )
-    new.evidence.set(set(episodes) | set(old.evidence.values_list("id", flat=True)))
-    Claim.objects.filter(pk=old.pk).update(status=Claim.Status.SUPERSEDED)
-    AuditEvent.record(
-        actor=actor,
-        action="claim.supersede",
-        obj=old,
-        after={"superseded_by": new.pk},
+        supersedes=old,
         note=f"conflict {conflict.pk}",
     )
     revision = page_recompile(

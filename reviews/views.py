@@ -31,7 +31,7 @@ from django.views.decorators.vary import vary_on_headers
 from dreaming.models import Candidate, CandidateEvidence, Conflict
 from dreaming.selectors import why_panel
 from llmwiki.access import Labels, get_project_for
-from llmwiki.models import Claim, Page, PageRevision, Project, Role, SecurityClass
+from llmwiki.models import AuditEvent, Claim, Page, PageRevision, Project, Role, SecurityClass
 from llmwiki.pagination import paginate
 from llmwiki.render import render_markdown
 from llmwiki.wiki import GENERAL_SECTION, approved_claims, compile_claims_page
@@ -116,9 +116,7 @@ def queue(request: HttpRequest, slug: str) -> HttpResponse:
             "form": form,
             "page": page,
             "counts": counts,
-            "open_conflicts": Conflict.objects.filter(project=project)
-            .exclude(status=Conflict.Status.RESOLVED)
-            .count(),
+            "open_conflicts": Conflict.objects.filter(project=project).unresolved().count(),
             "query": query,
         },
     )
@@ -261,11 +259,7 @@ def conflicts(request: HttpRequest, slug: str) -> HttpResponse:
         return _resolve(request, project)
     show = request.GET.get("show", "open")
     qs = Conflict.objects.filter(project=project).select_related("owner", "resolved_by")
-    qs = (
-        qs.filter(status=Conflict.Status.RESOLVED)
-        if show == "resolved"
-        else qs.exclude(status=Conflict.Status.RESOLVED)
-    )
+    qs = qs.filter(status=Conflict.Status.RESOLVED) if show == "resolved" else qs.unresolved()
     qs = qs.prefetch_related("sides__evidence__source", "sides__candidate").order_by(
         "detected_at", "id"
     )
@@ -367,7 +361,7 @@ def page_view(request: HttpRequest, slug: str, key: str) -> HttpResponse:
     page = get_page(project, key)
     revision = page.current_revision
     claims = list(
-        page.claims.filter(status=Claim.Status.APPROVED)
+        page.claims.approved()
         .select_related("reviewer")
         .annotate(n_evidence=Count("evidence"))
         .order_by("section", "id")
@@ -487,6 +481,12 @@ def claim_detail(request: HttpRequest, slug: str, claim_id: int) -> HttpResponse
             "candidates": candidates,
             "revisions": revisions,
             "superseded_by": Claim.objects.filter(supersedes=claim).first(),
+            # The event that ended an approval, so the page says who ended it and why.
+            "ended": None
+            if claim.is_approved
+            else AuditEvent.objects.filter(
+                object_type="Claim", object_id=str(claim.pk), action=f"claim.{claim.status}"
+            ).first(),
         },
     )
 

@@ -155,7 +155,7 @@ def test_every_layer_is_scrubbed(world, alice):
     assert r.before_text == ERASED and r.after_text == ERASED
     assert r.note == "checked against the infra repo"  # the reviewer's words stay
     world.claim.refresh_from_db()
-    assert world.claim.status == Claim.Status.RETRACTED and world.claim.text == ERASED
+    assert world.claim.status == Claim.Status.ERASED and world.claim.text == ERASED
     assert world.source.pk not in {ref["source_id"] for ref in world.claim.source_refs}
     assert len(world.claim.source_refs) == 4
 
@@ -313,5 +313,13 @@ def test_a_rollback_never_resurrects_an_erased_claim(world, alice):
     source_erase(source=world.source, actor=alice, note="subject access request")
     review.page_rollback(page=world.page, revision=first, actor=alice)
     world.claim.refresh_from_db()
-    assert world.claim.status == Claim.Status.RETRACTED
+    assert world.claim.status == Claim.Status.ERASED
     assert world.claim.text == "[erased]"
+
+
+def test_erasure_marks_each_claim_erased_through_its_transition(world, alice):
+    source_erase(source=world.source, actor=alice, note="subject access request")
+    event = AuditEvent.objects.get(action="claim.erased", object_id=str(world.claim.pk))
+    assert event.actor == "user:alice" and event.before == {"status": "approved"}
+    assert event.note == f"erasure of source #{world.source.pk}: subject access request"
+    assert world.claim.text not in str(event.before) + str(event.after) + event.note

@@ -283,7 +283,7 @@ def test_rollback_and_re_rollback(dreamed, staging, bob, alice):
     r3 = review.page_rollback(page=page, revision=r1, actor=alice, reason="too early")
     assert r3.number == 3 and r3.markdown == r1.markdown
     second.refresh_from_db()
-    assert second.status == "superseded"
+    assert second.status == "rolled-back"
     r4 = review.page_rollback(page=page, revision=r2, actor=alice)
     assert r4.markdown == r2.markdown
     second.refresh_from_db()

@@ -275,10 +275,19 @@ def test_a_maintainer_rolls_a_page_back_and_the_later_claim_disappears(
     assert overview.current_revision.claim_ids == [first.pk]
     first.refresh_from_db()
     second.refresh_from_db()
-    assert (first.status, second.status) == (Claim.Status.APPROVED, Claim.Status.SUPERSEDED)
+    assert (first.status, second.status) == (Claim.Status.APPROVED, Claim.Status.ROLLED_BACK)
     rollback = AuditEvent.objects.get(action="page.rollback", object_id=str(overview.pk))
     assert rollback.actor == "user:alice"
     assert rollback.after == {"revision": 3, "restored_from": 1}
+
+    # The removed claim says what happened to it, not "Superseded" with no successor.
+    page.goto(f"{base(live_server, project)}/claims/{second.pk}/")
+    expect(page.get_by_role("heading", name=f"Claim {second.pk}")).to_contain_text("Rolled back")
+    expect(page.get_by_test_id("claim-ended")).to_contain_text(
+        "by alice — rollback of SYSTEM_OVERVIEW to r1"
+    )
+    expect(page.get_by_text("Superseded")).to_have_count(0)
+    expect(page.get_by_role("button", name="Retract")).to_have_count(0)
     assert page.console_errors == []
 
 
@@ -311,9 +320,30 @@ def test_the_claim_panel_names_the_revision_to_roll_back_before(
     claim = approve(staging, bob)
     login(carol)
     page.goto(f"{base(live_server, staging.project)}/claims/{claim.pk}/")
-    rollback = page.locator("dt", has_text="Rollback").locator("+ dd")
-    expect(rollback).to_contain_text("Roll SYSTEM_OVERVIEW back")
-    assert "a revision before r1 from its history" in rollback.inner_text()
+    undo = page.get_by_test_id("claim-undo")
+    expect(undo).to_contain_text("no earlier revision to roll back to")
+    expect(undo).not_to_contain_text("r0")
+    second = approve(add_candidate(staging.project, WORKER), bob)
+    page.goto(f"{base(live_server, staging.project)}/claims/{second.pk}/")
+    expect(page.get_by_test_id("claim-undo")).to_contain_text(
+        "Roll SYSTEM_OVERVIEW back to r1 or earlier"
+    )
+    assert page.console_errors == []
+
+
+def test_the_first_approval_of_a_page_does_not_advise_rolling_back_to_r0(
+    page, live_server, login, bob, alice, staging
+):
+    login(bob)
+    page.goto(f"{base(live_server, staging.project)}/review/candidates/{staging.pk}/")
+    advice = page.get_by_test_id("undo-advice")
+    expect(advice).to_contain_text("publishes SYSTEM_OVERVIEW r1")
+    expect(advice).to_contain_text("nothing to roll back to")
+    expect(advice).not_to_contain_text("r0")
+    approve(staging, alice)
+    later = add_candidate(staging.project, WORKER)
+    page.goto(f"{base(live_server, staging.project)}/review/candidates/{later.pk}/")
+    expect(page.get_by_test_id("undo-advice")).to_contain_text("roll the page back to r1")
     assert page.console_errors == []
 
 
