@@ -42,6 +42,7 @@ class ActionForm(forms.Form):
 
 
 class ConflictResolveForm(forms.Form):
+    conflict = forms.IntegerField(min_value=1, widget=forms.HiddenInput)
     resolution = forms.ChoiceField(choices=Conflict.Resolution.choices)
     note = forms.CharField(
         required=False, max_length=2000, widget=forms.Textarea(attrs={"rows": 2})

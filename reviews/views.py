@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 from datetime import timedelta
 
 from django.contrib import messages
@@ -25,7 +26,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.safestring import mark_safe
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
 from dreaming.models import Candidate, CandidateEvidence, Conflict
@@ -251,6 +252,7 @@ def _next_in_queue(project: Project, done: Candidate) -> str:
 # --- Conflicts ----------------------------------------------------------------------------
 
 
+@require_http_methods(["GET", "POST"])
 @vary_on_headers("HX-Request")
 @login_required
 def conflicts(request: HttpRequest, slug: str) -> HttpResponse:
@@ -291,10 +293,16 @@ def conflicts(request: HttpRequest, slug: str) -> HttpResponse:
 
 def _resolve(request: HttpRequest, project: Project) -> HttpResponse:
     project = get_project_for(request.user, project.slug, Role.REVIEWER)
-    conflict = get_object_or_404(Conflict, project=project, pk=request.POST.get("conflict"))
     form = ConflictResolveForm(request.POST)
-    if not form.is_valid():
-        messages.error(request, "Choose a resolution.")
+    valid = form.is_valid()
+    conflict = get_object_or_404(
+        Conflict, project=project, pk=form.cleaned_data.get("conflict") or 0
+    )
+    if not valid:
+        if "resolution" in form.errors:
+            messages.error(request, "Choose a resolution.")
+        else:
+            messages.error(request, " ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
         return redirect("reviews:conflicts", slug=project.slug)
     data = form.cleaned_data
     owner = None
@@ -304,7 +312,9 @@ def _resolve(request: HttpRequest, project: Project) -> HttpResponse:
             messages.error(request, f"No user named {data['owner']!r}.")
             return redirect("reviews:conflicts", slug=project.slug)
     scopes = {
-        int(k.removeprefix("scope_")): v for k, v in request.POST.items() if k.startswith("scope_")
+        int(m[1]): v
+        for k, v in request.POST.items()
+        if (m := re.fullmatch(r"scope_([0-9]{1,4})", k))
     }
     try:
         services.conflict_resolve(

@@ -4,8 +4,8 @@ import pytest
 from django.urls import reverse
 
 from dreaming import services as dreaming
-from dreaming.models import Candidate, CandidateEvidence, Conflict
-from llmwiki.models import Claim, Page, PageRevision
+from dreaming.models import Candidate, CandidateEvidence
+from llmwiki.models import Claim
 from reviews import services as review
 from tests.dreaming_data import seed
 
@@ -224,103 +224,3 @@ def test_actions_need_post(client, bob, staging):
         client.get(url("candidate_action", staging.project, staging.pk, "approve")).status_code
         == 405
     )
-
-
-# --- conflicts ---------------------------------------------------------------------------
-
-
-def test_the_conflict_queue_shows_both_sides_and_resolves(client, bob, dreamed):
-    conflict = Conflict.objects.get(project=dreamed, kind="reversal")
-    client.force_login(bob)
-    response = client.get(url("conflicts", dreamed))
-    assert conflict.subject.encode() in response.content
-    response = client.post(
-        url("conflicts", dreamed),
-        {
-            "conflict": conflict.pk,
-            "resolution": "escalate",
-            "owner": "alice",
-            "note": "decide in planning",
-        },
-    )
-    assert response.status_code == 302
-    conflict.refresh_from_db()
-    assert conflict.status == "escalated" and conflict.owner.username == "alice"
-
-
-def test_a_viewer_cannot_resolve_a_conflict(client, carol, dreamed):
-    conflict = Conflict.objects.filter(project=dreamed).first()
-    client.force_login(carol)
-    response = client.post(
-        url("conflicts", dreamed), {"conflict": conflict.pk, "resolution": "keep-existing"}
-    )
-    assert response.status_code == 403
-    conflict.refresh_from_db()
-    assert conflict.status == "open"
-
-
-# --- pages -------------------------------------------------------------------------------
-
-
-def test_pages_render_history_diff_and_roll_back(client, alice, bob, staging):
-    review.candidate_approve(candidate=staging, reviewer=bob, seen=review.form_state(staging))
-    review.claim_retract(claim=Claim.objects.get(), actor=bob, reason="renamed")
-    project = staging.project
-    client.force_login(alice)
-    assert client.get(url("pages", project)).status_code == 200
-    response = client.get(url("page", project, "SYSTEM_OVERVIEW"))
-    assert response.status_code == 200 and b"No reviewed claims yet" in response.content
-    response = client.get(url("page_history", project, "SYSTEM_OVERVIEW"))
-    assert b"r2" in response.content and b"Roll back to r1" in response.content
-    response = client.get(url("page_diff", project, "SYSTEM_OVERVIEW"), {"a": 1, "b": 2})
-    assert response.status_code == 200 and b"diff_sub" in response.content
-    response = client.post(url("page_rollback", project, "SYSTEM_OVERVIEW"), {"revision": 1})
-    assert response.status_code == 302
-    page = Page.objects.get(project=project, key="SYSTEM_OVERVIEW")
-    assert page.current_revision.number == 3
-    assert page.current_revision.markdown == PageRevision.objects.get(page=page, number=1).markdown
-    assert Claim.objects.get().status == "approved"
-
-
-def test_a_reviewer_cannot_roll_back(client, bob, staging):
-    review.candidate_approve(candidate=staging, reviewer=bob, seen=review.form_state(staging))
-    client.force_login(bob)
-    response = client.post(
-        url("page_rollback", staging.project, "SYSTEM_OVERVIEW"), {"revision": 1}
-    )
-    assert response.status_code == 403
-
-
-def test_the_page_renders_markdown_safely(client, carol, project):
-    page = Page.objects.get(project=project, key="GLOSSARY")
-    from llmwiki.wiki import page_publish
-
-    page_publish(
-        page=page,
-        markdown="# G\n\n<script>alert(1)</script> [x](javascript:alert(1))\n",
-        claim_ids=[],
-        actor="t",
-        reason="t",
-    )
-    client.force_login(carol)
-    response = client.get(url("page", project, "GLOSSARY"))
-    assert b"<script>alert" not in response.content
-    assert b'href="javascript:' not in response.content
-
-
-def test_the_claim_panel_shows_provenance_and_retracts(client, bob, carol, staging):
-    claim = review.candidate_approve(
-        candidate=staging, reviewer=bob, seen=review.form_state(staging)
-    )
-    client.force_login(carol)
-    response = client.get(url("claim", staging.project, claim.pk))
-    assert response.status_code == 200
-    assert response.content.count(b'data-testid="evidence"') == 5
-    assert (
-        client.post(url("claim_retract", staging.project, claim.pk), {"reason": "x"}).status_code
-        == 403
-    )
-    client.force_login(bob)
-    client.post(url("claim_retract", staging.project, claim.pk), {"reason": "host renamed"})
-    claim.refresh_from_db()
-    assert claim.status == "retracted"
