@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import secrets
+from datetime import timedelta
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -119,6 +120,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "django_q",
+    "axes",
     "llmwiki",
     "dreaming",
     "reviews",
@@ -137,6 +139,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: it turns a lockout raised during login into its response.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "llmwiki.urls"
@@ -210,6 +214,20 @@ STORAGES = {
 }
 # Serve straight from the finders when collectstatic has not run (make run, tests).
 WHITENOISE_USE_FINDERS = True
+
+# Login throttling (django-axes): after LLMWIKI_LOGIN_FAILURES wrong passwords for one
+# username from one address, that pair is locked out for LLMWIKI_LOGIN_COOLOFF_MINUTES,
+# even with the right password. Keyed on the pair so that nobody can lock a colleague
+# out from elsewhere. `manage.py axes_reset_username NAME` lifts a lockout early.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("LLMWIKI_LOGIN_FAILURES", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("LLMWIKI_LOGIN_COOLOFF_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "llmwiki.views.locked_out"
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "project_list"

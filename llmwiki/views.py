@@ -22,6 +22,22 @@ from llmwiki.pagination import paginate
 from llmwiki.services import episode_set_status, project_update
 
 
+def locked_out(
+    request: HttpRequest,
+    original_response: HttpResponse | None = None,
+    credentials: dict | None = None,
+) -> HttpResponse:
+    """What django-axes answers a locked-out login with: what happened and for how long."""
+    username = (credentials or {}).get("username") or request.POST.get("username", "")
+    minutes = int(settings.AXES_COOLOFF_TIME.total_seconds() // 60)
+    return render(
+        request,
+        "registration/locked_out.html",
+        {"username": username, "failures": settings.AXES_FAILURE_LIMIT, "minutes": minutes},
+        status=429,
+    )
+
+
 @require_GET
 @login_required
 def project_list(request: HttpRequest) -> HttpResponse:
