@@ -24,6 +24,7 @@ from llmwiki.schedule import describe_cron
 from llmwiki.services import project_set_dreaming
 
 RUNS_ON_STATUS = 10
+RUN_CANDIDATES = 50
 CANDIDATES_PER_PAGE = 50
 
 
@@ -110,9 +111,13 @@ def run_detail(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
             "run": run,
             "phases": [(name, run.phases.get(name, {})) for name in services.PHASES],
             "worker_alive": services.worker_alive(),
-            "candidates": Candidate.objects.filter(run=run).order_by("-score")[:50]
-            if not run.is_preview
+            # Listed once the run has finished; while it runs, polls stay one cheap query.
+            "candidates": list(
+                Candidate.objects.filter(run=run).order_by("-score", "id")[:RUN_CANDIDATES]
+            )
+            if not run.is_open and not run.is_preview
             else None,
+            "candidates_shown": RUN_CANDIDATES,
         },
     )
 

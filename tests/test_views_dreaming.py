@@ -90,11 +90,40 @@ def test_the_run_page_polls_while_open_and_returns_only_the_fragment(client, car
     run = services.dream_request(project=project, trigger="manual", actor="t", enqueue=False)
     client.force_login(carol)
     response = client.get(url("run", project, run.pk), headers={"HX-Request": "true"})
-    assert response.content.lstrip().startswith(b'<section id="run-progress"')
+    assert response.content.lstrip().startswith(b'<div id="run-progress"')
     assert b'hx-trigger="every 2s"' in response.content
+    assert b"Candidates from this run" not in response.content
     services.dream_execute(run_id=run.pk)
     response = client.get(url("run", project, run.pk), headers={"HX-Request": "true"})
     assert b"every 2s" not in response.content
+
+
+def test_the_poll_that_sees_the_run_finish_brings_its_candidates(client, bob, carol, project):
+    seed(project)
+    run = services.dream_request(project=project, trigger="manual", actor="t", enqueue=False)
+    services.dream_execute(run_id=run.pk)
+    candidates = list(Candidate.objects.filter(run=run))
+    assert candidates
+    client.force_login(bob)
+    response = client.get(url("run", project, run.pk), headers={"HX-Request": "true"})
+    html = response.content.decode()
+    assert "Candidates from this run" in html
+    for c in candidates:
+        assert url("explain", project, c.pk) in html
+    assert f'href="{reverse("reviews:queue", args=[project.slug])}"' in html
+    # A viewer may not open the queue; the link goes to the candidate list instead.
+    client.force_login(carol)
+    html = client.get(url("run", project, run.pk), headers={"HX-Request": "true"}).content
+    assert reverse("reviews:queue", args=[project.slug]).encode() not in html
+    assert url("candidates", project).encode() in html
+
+
+def test_a_finished_run_that_proposed_nothing_says_so(client, bob, project):
+    run = services.dream_request(project=project, trigger="manual", actor="t", enqueue=False)
+    services.dream_execute(run_id=run.pk)
+    client.force_login(bob)
+    response = client.get(url("run", project, run.pk))
+    assert b"This run proposed nothing new." in response.content
 
 
 def test_the_run_page_shows_the_diary(client, carol, project):

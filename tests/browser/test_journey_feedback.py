@@ -103,3 +103,24 @@ def test_an_upload_without_files_shows_its_error(page, live_server, login, alice
     expect(page.locator("#upload-results tr[data-status='rejected']")).to_contain_text(
         "empty.md: the file is empty"
     )
+
+
+def test_the_run_page_shows_candidates_when_polling_sees_the_run_finish(
+    page, live_server, login, bob, project
+):
+    seed(project)
+    run = dreaming.dream_request(project=project, trigger="manual", actor="t", enqueue=False)
+    login(bob)
+    page.goto(f"{base(live_server, project)}/dreaming/runs/{run.pk}/")
+    expect(page.get_by_test_id("run-status")).to_have_text("Queued")
+    expect(page.get_by_test_id("run-candidates")).to_have_count(0)
+    dreaming.dream_execute(run_id=run.pk)
+    # No reload: the poll that sees the finish swaps in the candidates and the queue link.
+    expect(page.get_by_test_id("run-status")).to_have_text("Succeeded", timeout=8000)
+    candidates = page.get_by_test_id("run-candidates")
+    expect(candidates.locator("li")).to_have_count(run.candidates.count())
+    candidates.get_by_role("link", name="Open the review queue").click()
+    expect(page.get_by_role("heading", name="Review queue")).to_be_visible()
+    page.go_back()
+    expect(page.get_by_test_id("run-candidates")).to_be_visible()
+    assert page.console_errors == []
