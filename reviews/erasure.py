@@ -41,8 +41,9 @@ from llmwiki.models import (
     sha256_hex,
 )
 from llmwiki.wiki import GENERAL_SECTION, page_recompile, record_change
+from reviews.conflicts import open_questions_publish
 from reviews.models import Review
-from reviews.services import ReviewRefused, open_questions_publish
+from reviews.services import ReviewRefused
 
 log = logging.getLogger(__name__)
 

@@ -36,7 +36,8 @@ from llmwiki.models import AuditEvent, Claim, Page, PageRevision, Project, Role,
 from llmwiki.pagination import paginate
 from llmwiki.render import render_markdown
 from llmwiki.wiki import GENERAL_SECTION, approved_claims, compile_claims_page
-from reviews import services
+from reviews import actions, services
+from reviews.conflicts import conflict_resolve
 from reviews.forms import (
     ActionForm,
     ConflictResolveForm,
@@ -161,7 +162,7 @@ def candidate_context(request: HttpRequest, project: Project, candidate: Candida
         "diff": approval_diff(candidate, page),
         "reviews": Review.objects.filter(candidate=candidate).select_related("reviewer"),
         "actions": candidate.get_actions(request.user),
-        "seen": services.form_state(candidate),
+        "seen": actions.form_state(candidate),
         "sensitive": candidate.is_sensitive,
         "next_revision": (page.current_revision.number + 1)
         if page and page.current_revision
@@ -193,10 +194,10 @@ def candidate_action(
     if action not in ACTIONS or not form.is_valid():
         return _refused(request, project, candidate, "the form was incomplete; reload it", 400)
     data = form.cleaned_data
-    seen = services.FormState(data["candidate_version"], data["page_revision"])
+    seen = actions.FormState(data["candidate_version"], data["page_revision"])
     try:
         if action in {"approve", "approve-edit"}:
-            claim = services.candidate_approve(
+            claim = actions.candidate_approve(
                 candidate=candidate,
                 reviewer=request.user,
                 seen=seen,
@@ -206,12 +207,12 @@ def candidate_action(
             )
             messages.success(request, f"Approved: claim {claim.pk} on {claim.page.key}.")
         elif action == "reject":
-            services.candidate_reject(
+            actions.candidate_reject(
                 candidate=candidate, reviewer=request.user, seen=seen, reason=data["note"]
             )
             messages.success(request, f"Rejected candidate #{candidate.pk}.")
         elif action == "defer":
-            services.candidate_defer(
+            actions.candidate_defer(
                 candidate=candidate, reviewer=request.user, seen=seen, note=data["note"]
             )
             messages.success(request, f"Deferred candidate #{candidate.pk}.")
@@ -221,7 +222,7 @@ def candidate_action(
                 raise services.ReviewRefused(
                     "choose an approved claim of this project to merge into"
                 )
-            services.candidate_merge(
+            actions.candidate_merge(
                 candidate=candidate,
                 reviewer=request.user,
                 seen=seen,
@@ -317,7 +318,7 @@ def _resolve(request: HttpRequest, project: Project) -> HttpResponse:
         if (m := re.fullmatch(r"scope_([0-9]{1,4})", k))
     }
     try:
-        services.conflict_resolve(
+        conflict_resolve(
             conflict=conflict,
             actor=request.user,
             resolution=data["resolution"],

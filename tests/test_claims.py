@@ -13,7 +13,7 @@ from dreaming import services as dreaming
 from dreaming.models import Candidate, Conflict
 from llmwiki.models import AuditEvent, Claim, Page
 from llmwiki.wiki import claim_create
-from reviews import services as review
+from reviews import actions, services
 from tests.dreaming_data import seed
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,8 +30,8 @@ def dreamed(project):
 @pytest.fixture
 def claim(dreamed, bob) -> Claim:
     staging = Candidate.objects.get(project=dreamed, text__contains="db-staging-2")
-    return review.candidate_approve(
-        candidate=staging, reviewer=bob, seen=review.form_state(staging)
+    return actions.candidate_approve(
+        candidate=staging, reviewer=bob, seen=actions.form_state(staging)
     )
 
 
@@ -100,14 +100,14 @@ def test_the_querysets_name_current_memory_and_open_conflicts(dreamed, claim, al
     retracted = claim_create(page=claim.page, text="gone", evidence=[], reviewer=alice)
     retracted.transition(Claim.Status.RETRACTED, actor=alice)
     assert list(Claim.objects.approved()) == [claim]
-    conflicts = Conflict.objects.filter(project=dreamed)
-    first = conflicts.first()
+    found = Conflict.objects.filter(project=dreamed)
+    first = found.first()
     Conflict.objects.filter(pk=first.pk).update(status=Conflict.Status.RESOLVED)
-    escalated = conflicts.exclude(pk=first.pk).first()
+    escalated = found.exclude(pk=first.pk).first()
     if escalated is not None:
         Conflict.objects.filter(pk=escalated.pk).update(status=Conflict.Status.ESCALATED)
-    assert set(conflicts.unresolved()) == set(conflicts.exclude(pk=first.pk))
-    assert first not in conflicts.unresolved()
+    assert set(found.unresolved()) == set(found.exclude(pk=first.pk))
+    assert first not in found.unresolved()
 
 
 def test_a_rolled_back_claim_says_so_on_its_page(client, dreamed, claim, bob, alice, carol):
@@ -117,7 +117,7 @@ def test_a_rolled_back_claim_says_so_on_its_page(client, dreamed, claim, bob, al
     from llmwiki.wiki import page_recompile
 
     page_recompile(page=page, actor=bob, reason="test")
-    review.page_rollback(page=page, revision=first, actor=alice, reason="too early")
+    services.page_rollback(page=page, revision=first, actor=alice, reason="too early")
     later.refresh_from_db()
     assert later.status == Claim.Status.ROLLED_BACK
     assert audit(later)[-1] == "claim.rolled-back"

@@ -23,7 +23,7 @@ CHILD = textwrap.dedent(
     from tests.dreaming_data import seed
     from dreaming import services as dreaming
     from dreaming.models import Candidate
-    from reviews import services as review
+    from reviews import actions
     import llmwiki.wiki
 
     user = get_user_model().objects.create_superuser("root", password="x")
@@ -37,8 +37,8 @@ CHILD = textwrap.dedent(
         # The claim and the page revision are written; the transaction has not committed.
         os.kill(os.getpid(), signal.SIGKILL)
 
-    review.record_change = die
-    review.candidate_approve(candidate=candidate, reviewer=user, seen=review.form_state(candidate))
+    actions.record_change = die
+    actions.candidate_approve(candidate=candidate, reviewer=user, seen=actions.form_state(candidate))
     """
 )
 

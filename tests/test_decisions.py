@@ -8,7 +8,7 @@ from django.urls import reverse
 from dreaming import services as dreaming
 from dreaming.models import Candidate, CandidateEvidence
 from llmwiki.models import Claim
-from reviews import services as review
+from reviews import actions
 from tests.dreaming_data import seed
 
 WORKER = "The shipment worker runs on tw-app-1 behind nginx."
@@ -42,8 +42,8 @@ def add_candidate(project, text: str, *, key: str, section: str = "") -> Candida
 
 
 def approve(candidate, user, **kwargs) -> Claim:
-    return review.candidate_approve(
-        candidate=candidate, reviewer=user, seen=review.form_state(candidate), **kwargs
+    return actions.candidate_approve(
+        candidate=candidate, reviewer=user, seen=actions.form_state(candidate), **kwargs
     )
 
 

@@ -9,7 +9,7 @@ from django.core.management import call_command
 from dreaming import services as dreaming
 from dreaming.models import Candidate
 from llmwiki.models import AuditEvent, Page, Project
-from reviews import services as review
+from reviews import actions, services
 
 
 def test_approving_the_duplicate_fact_then_rolling_back_on_the_demo(db, django_user_model):
@@ -30,8 +30,8 @@ def test_approving_the_duplicate_fact_then_rolling_back_on_the_demo(db, django_u
 
     page = Page.objects.get(project=project, key="SYSTEM_OVERVIEW")
     before = page.current_revision  # None: nothing approved yet
-    seen = review.form_state(fact)
-    review.candidate_approve(candidate=fact, reviewer=demo, seen=seen)
+    seen = actions.form_state(fact)
+    actions.candidate_approve(candidate=fact, reviewer=demo, seen=seen)
     page.refresh_from_db()
     approved = page.current_revision
     assert fact.text in approved.markdown
@@ -41,11 +41,11 @@ def test_approving_the_duplicate_fact_then_rolling_back_on_the_demo(db, django_u
     other = Candidate.objects.filter(
         project=project, page_target="SYSTEM_OVERVIEW", status="proposed"
     ).first()
-    review.candidate_approve(candidate=other, reviewer=demo, seen=review.form_state(other))
+    actions.candidate_approve(candidate=other, reviewer=demo, seen=actions.form_state(other))
     page.refresh_from_db()
-    rolled = review.page_rollback(page=page, revision=approved, actor=demo, reason="too early")
+    rolled = services.page_rollback(page=page, revision=approved, actor=demo, reason="too early")
     assert rolled.markdown == approved.markdown
     assert other.text not in rolled.markdown
     assert before is None
-    actions = set(AuditEvent.objects.filter(project=project).values_list("action", flat=True))
-    assert {"claim.approve", "page.revision", "page.rollback"} <= actions
+    done = set(AuditEvent.objects.filter(project=project).values_list("action", flat=True))
+    assert {"claim.approve", "page.revision", "page.rollback"} <= done

@@ -21,7 +21,7 @@ from llmwiki.models import (
     Source,
     sha256_hex,
 )
-from reviews import services as review
+from reviews import actions, conflicts, services
 from reviews.erasure import ERASED, erasure_scope, source_erase
 from reviews.models import Review
 from tests.dreaming_data import DAYS, seed
@@ -38,8 +38,8 @@ SENTENCES = [
 
 
 def approve(candidate, user, **kwargs):
-    return review.candidate_approve(
-        candidate=candidate, reviewer=user, seen=review.form_state(candidate), **kwargs
+    return actions.candidate_approve(
+        candidate=candidate, reviewer=user, seen=actions.form_state(candidate), **kwargs
     )
 
 
@@ -58,7 +58,7 @@ def world(project, alice, bob, settings, tmp_path):
     staging = Candidate.objects.get(project=project, text__contains="db-staging-2")
     claim = approve(staging, bob, note="checked against the infra repo")
     conflict = Conflict.objects.get(project=project, kind="reversal")
-    review.conflict_resolve(
+    conflicts.conflict_resolve(
         conflict=conflict, actor=bob, resolution="escalate", owner=alice, note="ask ops"
     )
     page = Page.objects.get(pk=claim.page_id)
@@ -204,7 +204,7 @@ def test_a_reviewer_is_refused_and_nothing_changes(world, bob, django_capture_on
     before = state(world.project)
     with (
         django_capture_on_commit_callbacks(execute=True) as callbacks,
-        pytest.raises(review.ReviewRefused, match="maintainer") as exc,
+        pytest.raises(services.ReviewRefused, match="maintainer") as exc,
     ):
         source_erase(source=world.source, actor=bob, note="please")
     assert exc.value.status == 403
@@ -214,12 +214,12 @@ def test_a_reviewer_is_refused_and_nothing_changes(world, bob, django_capture_on
 
 
 def test_erasing_twice_or_without_a_note_is_refused(world, alice):
-    with pytest.raises(review.ReviewRefused, match="note is required") as exc:
+    with pytest.raises(services.ReviewRefused, match="note is required") as exc:
         source_erase(source=world.source, actor=alice, note="  ")
     assert exc.value.status == 400
     source_erase(source=world.source, actor=alice, note="subject access request")
     before = state(world.project)
-    with pytest.raises(review.ReviewRefused, match="already erased") as exc:
+    with pytest.raises(services.ReviewRefused, match="already erased") as exc:
         source_erase(source=world.source, actor=alice, note="again")
     assert exc.value.status == 400
     assert state(world.project) == before
@@ -260,7 +260,7 @@ def test_a_blob_shared_with_another_project_is_kept(
 def test_an_outsider_cannot_erase_another_projects_source(project, other_project, mallory):
     seed(project, [ERASED_PATH])
     source = Source.objects.get(project=project)
-    with pytest.raises(review.ReviewRefused) as exc:
+    with pytest.raises(services.ReviewRefused) as exc:
         source_erase(source=source, actor=mallory, note="not mine")
     assert exc.value.status == 403
     source.refresh_from_db()
@@ -311,7 +311,7 @@ def test_an_event_posted_by_an_agent_can_be_erased(
 def test_a_rollback_never_resurrects_an_erased_claim(world, alice):
     first = PageRevision.objects.get(page=world.page, number=1)
     source_erase(source=world.source, actor=alice, note="subject access request")
-    review.page_rollback(page=world.page, revision=first, actor=alice)
+    services.page_rollback(page=world.page, revision=first, actor=alice)
     world.claim.refresh_from_db()
     assert world.claim.status == Claim.Status.ERASED
     assert world.claim.text == "[erased]"

@@ -10,7 +10,7 @@ from django.db import connection
 from dreaming import services as dreaming
 from dreaming.models import Candidate
 from llmwiki.models import Claim, PageRevision
-from reviews import services as review
+from reviews import actions, services
 from reviews.models import Review
 from tests.dreaming_data import seed
 
@@ -21,16 +21,16 @@ def test_two_simultaneous_approvals_produce_one_claim_and_one_revision(project, 
     run = dreaming.dream_request(project=project, trigger="manual", actor="t", enqueue=False)
     dreaming.dream_execute(run_id=run.pk)
     candidate = Candidate.objects.get(project=project, text__contains="db-staging-2")
-    seen = review.form_state(candidate)
+    seen = actions.form_state(candidate)
     barrier = threading.Barrier(2)
     outcomes: list[str] = []
 
     def approve(user):
         try:
             barrier.wait()
-            review.candidate_approve(candidate=candidate, reviewer=user, seen=seen)
+            actions.candidate_approve(candidate=candidate, reviewer=user, seen=seen)
             outcomes.append("approved")
-        except review.ReviewRefused as refused:
+        except services.ReviewRefused as refused:
             outcomes.append(f"refused {refused.status}")
         finally:
             connection.close()

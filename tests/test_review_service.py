@@ -14,7 +14,7 @@ from llmwiki.models import (
     Page,
     PageRevision,
 )
-from reviews import services as review
+from reviews import actions, conflicts, services
 from reviews.models import Review
 from tests.dreaming_data import seed
 
@@ -44,8 +44,8 @@ def state(project) -> tuple:
 
 
 def approve(candidate, user, **kwargs):
-    return review.candidate_approve(
-        candidate=candidate, reviewer=user, seen=review.form_state(candidate), **kwargs
+    return actions.candidate_approve(
+        candidate=candidate, reviewer=user, seen=actions.form_state(candidate), **kwargs
     )
 
 
@@ -64,8 +64,8 @@ def test_approving_creates_the_claim_revision_manifest_changelog_and_audit(stagi
     assert ManifestVersion.objects.get(project=staging.project).content["claims"] == [claim.pk]
     assert ChangelogEntry.objects.filter(claim=claim).exists()
     assert Review.objects.get(candidate=staging).action == "approve"
-    actions = set(AuditEvent.objects.values_list("action", flat=True))
-    assert {"claim.approve", "page.revision", "candidate.approved"} <= actions
+    done = set(AuditEvent.objects.values_list("action", flat=True))
+    assert {"claim.approve", "page.revision", "candidate.approved"} <= done
     assert Episode.objects.filter(project=staging.project, kind="approval").exists()
 
 
@@ -112,7 +112,7 @@ def test_approve_with_edit_keeps_both_texts(staging, bob):
 
 def test_a_viewer_is_refused_and_nothing_changes_but_a_denied_row(staging, carol):
     before = state(staging.project)
-    with pytest.raises(review.ReviewRefused) as exc:
+    with pytest.raises(services.ReviewRefused) as exc:
         approve(staging, carol)
     assert exc.value.status == 403
     assert state(staging.project) == before
@@ -120,17 +120,17 @@ def test_a_viewer_is_refused_and_nothing_changes_but_a_denied_row(staging, carol
 
 
 def test_a_stale_form_is_refused(staging, bob, alice):
-    seen = review.form_state(staging)
-    review.candidate_defer(candidate=staging, reviewer=alice, seen=seen)
+    seen = actions.form_state(staging)
+    actions.candidate_defer(candidate=staging, reviewer=alice, seen=seen)
     before = state(staging.project)
-    with pytest.raises(review.ReviewRefused, match="no longer awaiting review") as exc:
-        review.candidate_approve(candidate=staging, reviewer=bob, seen=seen)
+    with pytest.raises(services.ReviewRefused, match="no longer awaiting review") as exc:
+        actions.candidate_approve(candidate=staging, reviewer=bob, seen=seen)
     assert exc.value.status == 409
     assert state(staging.project) == before
 
 
 def test_a_changed_target_page_makes_the_form_stale(dreamed, staging, bob):
-    seen = review.form_state(staging)
+    seen = actions.form_state(staging)
     other = (
         Candidate.objects.filter(project=dreamed, page_target=staging.page_target)
         .exclude(pk=staging.pk)
@@ -146,16 +146,16 @@ def test_a_changed_target_page_makes_the_form_stale(dreamed, staging, bob):
         )
         CandidateEvidence.objects.create(candidate=other, episode=staging.evidence.first().episode)
     approve(other, bob)
-    with pytest.raises(review.ReviewRefused, match="changed since you opened") as exc:
-        review.candidate_approve(candidate=staging, reviewer=bob, seen=seen)
+    with pytest.raises(services.ReviewRefused, match="changed since you opened") as exc:
+        actions.candidate_approve(candidate=staging, reviewer=bob, seen=seen)
     assert exc.value.status == 409
 
 
 def test_a_double_submit_yields_one_claim_and_one_revision(staging, bob):
-    seen = review.form_state(staging)
-    review.candidate_approve(candidate=staging, reviewer=bob, seen=seen)
-    with pytest.raises(review.ReviewRefused):
-        review.candidate_approve(candidate=staging, reviewer=bob, seen=seen)
+    seen = actions.form_state(staging)
+    actions.candidate_approve(candidate=staging, reviewer=bob, seen=seen)
+    with pytest.raises(services.ReviewRefused):
+        actions.candidate_approve(candidate=staging, reviewer=bob, seen=seen)
     assert Claim.objects.filter(project=staging.project).count() == 1
     assert PageRevision.objects.filter(page__project=staging.project).count() == 1
 
@@ -165,9 +165,9 @@ def test_sensitive_material_needs_a_maintainer_and_a_confirmation(staging, bob, 
     staging.refresh_from_db()
     assert staging.get_actions(bob) == []
     assert "approve" in staging.get_actions(alice)
-    with pytest.raises(review.ReviewRefused, match="needs a maintainer"):
+    with pytest.raises(services.ReviewRefused, match="needs a maintainer"):
         approve(staging, bob)
-    with pytest.raises(review.ReviewRefused, match="confirm that you reviewed"):
+    with pytest.raises(services.ReviewRefused, match="confirm that you reviewed"):
         approve(staging, alice)
     assert not Claim.objects.exists()
     approve(staging, alice, sensitive_confirmed=True)
@@ -191,7 +191,7 @@ def test_provenance_must_be_complete(dreamed, bob):
         dedupe_key="orphan",
     )
     CandidateEvidence.objects.create(candidate=candidate, episode=episode)
-    with pytest.raises(review.ReviewRefused, match=f"#{episode.pk} have no hashed source"):
+    with pytest.raises(services.ReviewRefused, match=f"#{episode.pk} have no hashed source"):
         approve(candidate, bob)
     candidate.refresh_from_db()
     assert candidate.status == "proposed"
@@ -211,23 +211,26 @@ def test_the_four_eyes_rule_refuses_your_own_material(project, bob, alice):
         run_id=dream_request(project=project, trigger="manual", actor="t", enqueue=False).pk
     )
     candidate = Candidate.objects.get(project=project, text__contains="db-staging-2")
-    with pytest.raises(review.ReviewRefused, match="four-eyes"):
+    with pytest.raises(services.ReviewRefused, match="four-eyes"):
         approve(candidate, bob)
     approve(candidate, alice)
 
 
 def test_reject_needs_a_reason_and_defer_works(staging, bob):
-    with pytest.raises(review.ReviewRefused, match="reason"):
-        review.candidate_reject(
-            candidate=staging, reviewer=bob, seen=review.form_state(staging), reason=" "
+    with pytest.raises(services.ReviewRefused, match="reason"):
+        actions.candidate_reject(
+            candidate=staging, reviewer=bob, seen=actions.form_state(staging), reason=" "
         )
-    review.candidate_defer(
-        candidate=staging, reviewer=bob, seen=review.form_state(staging), note="later"
+    actions.candidate_defer(
+        candidate=staging, reviewer=bob, seen=actions.form_state(staging), note="later"
     )
     staging.refresh_from_db()
     assert staging.status == "deferred"
-    review.candidate_reject(
-        candidate=staging, reviewer=bob, seen=review.form_state(staging), reason="duplicate of wiki"
+    actions.candidate_reject(
+        candidate=staging,
+        reviewer=bob,
+        seen=actions.form_state(staging),
+        reason="duplicate of wiki",
     )
     staging.refresh_from_db()
     assert staging.status == "rejected"
@@ -252,8 +255,8 @@ def test_merge_gives_the_claim_the_candidate_evidence(dreamed, staging, bob):
         .first()
     )
     CandidateEvidence.objects.create(candidate=other, episode=extra)
-    review.candidate_merge(
-        candidate=other, reviewer=bob, seen=review.form_state(other), claim=claim
+    actions.candidate_merge(
+        candidate=other, reviewer=bob, seen=actions.form_state(other), claim=claim
     )
     assert claim.evidence.filter(pk=extra.pk).exists()
     assert f"#{extra.pk}" in Page.objects.get(pk=claim.page_id).current_revision.markdown
@@ -278,13 +281,13 @@ def test_rollback_and_re_rollback(dreamed, staging, bob, alice):
     second = approve(second_candidate, bob)
     page.refresh_from_db()
     r2 = page.current_revision
-    with pytest.raises(review.ReviewRefused):
-        review.page_rollback(page=page, revision=r1, actor=bob)  # reviewers may not
-    r3 = review.page_rollback(page=page, revision=r1, actor=alice, reason="too early")
+    with pytest.raises(services.ReviewRefused):
+        services.page_rollback(page=page, revision=r1, actor=bob)  # reviewers may not
+    r3 = services.page_rollback(page=page, revision=r1, actor=alice, reason="too early")
     assert r3.number == 3 and r3.markdown == r1.markdown
     second.refresh_from_db()
     assert second.status == "rolled-back"
-    r4 = review.page_rollback(page=page, revision=r2, actor=alice)
+    r4 = services.page_rollback(page=page, revision=r2, actor=alice)
     assert r4.markdown == r2.markdown
     second.refresh_from_db()
     assert second.status == "approved"
@@ -299,7 +302,7 @@ def test_rollback_and_re_rollback(dreamed, staging, bob, alice):
 
 def test_retracting_a_claim_republishes_the_page(staging, bob):
     claim = approve(staging, bob)
-    revision = review.claim_retract(claim=claim, actor=bob, reason="host was renamed")
+    revision = services.claim_retract(claim=claim, actor=bob, reason="host was renamed")
     claim.refresh_from_db()
     assert claim.status == "retracted"
     assert claim.text not in revision.markdown
@@ -307,13 +310,13 @@ def test_retracting_a_claim_republishes_the_page(staging, bob):
 
 def test_escalating_a_conflict_compiles_open_questions(dreamed, bob, alice):
     conflict = Conflict.objects.get(project=dreamed, kind="reversal")
-    review.conflict_resolve(
+    conflicts.conflict_resolve(
         conflict=conflict, actor=bob, resolution="escalate", owner=alice, note="ask Jonas"
     )
     page = Page.objects.get(project=dreamed, key="OPEN_QUESTIONS")
     assert conflict.subject in page.current_revision.markdown
     assert "owner alice" in page.current_revision.markdown
-    review.conflict_resolve(
+    conflicts.conflict_resolve(
         conflict=conflict, actor=bob, resolution="keep-existing", note="RabbitMQ it is"
     )
     page.refresh_from_db()
@@ -337,7 +340,7 @@ def test_accepting_the_new_side_supersedes_the_approved_claim(dreamed, bob):
     ConflictSide.objects.create(
         conflict=conflict, position=1, text="Use Redis Streams for the shipment event queue."
     )
-    review.conflict_resolve(conflict=conflict, actor=bob, resolution="accept-new", winner=1)
+    conflicts.conflict_resolve(conflict=conflict, actor=bob, resolution="accept-new", winner=1)
     old.refresh_from_db()
     assert old.status == "superseded"
     new = old.superseded_by
@@ -351,19 +354,19 @@ def test_accepting_the_new_side_supersedes_the_approved_claim(dreamed, bob):
 
 def test_both_valid_needs_a_scope_per_side(dreamed, bob):
     conflict = Conflict.objects.filter(project=dreamed).first()
-    with pytest.raises(review.ReviewRefused, match="scope"):
-        review.conflict_resolve(
+    with pytest.raises(services.ReviewRefused, match="scope"):
+        conflicts.conflict_resolve(
             conflict=conflict, actor=bob, resolution="both-valid", scopes={0: "prod"}
         )
     scopes = {s.position: f"scope {s.position}" for s in conflict.sides.all()}
-    review.conflict_resolve(conflict=conflict, actor=bob, resolution="both-valid", scopes=scopes)
+    conflicts.conflict_resolve(conflict=conflict, actor=bob, resolution="both-valid", scopes=scopes)
     assert set(conflict.sides.values_list("scope_note", flat=True)) == set(scopes.values())
 
 
 def test_a_viewer_cannot_resolve_conflicts(dreamed, carol):
     conflict = Conflict.objects.filter(project=dreamed).first()
-    with pytest.raises(review.ReviewRefused):
-        review.conflict_resolve(conflict=conflict, actor=carol, resolution="keep-existing")
+    with pytest.raises(services.ReviewRefused):
+        conflicts.conflict_resolve(conflict=conflict, actor=carol, resolution="keep-existing")
     conflict.refresh_from_db()
     assert conflict.status == "open"
 

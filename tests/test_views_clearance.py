@@ -12,7 +12,7 @@ from dreaming.models import Candidate, Conflict, ConflictSide, DreamRun
 from llmwiki import access
 from llmwiki.ingest import RawFile, ingest_files
 from llmwiki.models import Episode, Role
-from reviews import services as review
+from reviews import actions
 from tests.dreaming_data import seed
 
 EMAIL = "dana.wells@tidewater.example"
@@ -254,10 +254,10 @@ def test_conflicts_withhold_a_side_quoting_pii(client, carol, bob, world):
 
 def test_the_claim_page_withholds_evidence_and_the_original_text(client, carol, bob, alice, world):
     p, pii = world["project"], world["pii"]
-    claim = review.candidate_approve(
+    claim = actions.candidate_approve(
         candidate=pii,
         reviewer=alice,
-        seen=review.form_state(pii),
+        seen=actions.form_state(pii),
         edited_text="The on-call pager contact is in the contacts sheet.",
         sensitive_confirmed=True,
     )

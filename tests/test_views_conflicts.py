@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from dreaming.models import Conflict, ConflictSide
 from llmwiki.models import Page
-from reviews import services as review
+from reviews import conflicts
 from tests.dreaming_data import seed
 
 
@@ -33,7 +33,7 @@ def make_conflict(project, n: int) -> Conflict:
 def conflict(project) -> Conflict:
     seed(project, ["memory/2026-11-02.md"])
     conflict = make_conflict(project, 1)
-    review.open_questions_publish(project=project, actor="system", reason="detected")
+    conflicts.open_questions_publish(project=project, actor="system", reason="detected")
     return conflict
 
 

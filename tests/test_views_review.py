@@ -6,7 +6,7 @@ from django.urls import reverse
 from dreaming import services as dreaming
 from dreaming.models import Candidate, CandidateEvidence
 from llmwiki.models import Claim
-from reviews import services as review
+from reviews import actions
 from tests.dreaming_data import seed
 
 
@@ -28,7 +28,7 @@ def url(name, project, *args):
 
 
 def action_data(candidate, **extra):
-    seen = review.form_state(candidate)
+    seen = actions.form_state(candidate)
     return {
         "candidate_version": seen.candidate_version,
         "page_revision": seen.page_revision_id or "",
@@ -186,7 +186,7 @@ def test_a_viewer_post_to_approve_is_403_and_changes_nothing(client, carol, stag
 
 def test_a_stale_form_is_409_with_the_reason(client, bob, alice, staging):
     data = action_data(staging)
-    review.candidate_defer(candidate=staging, reviewer=alice, seen=review.form_state(staging))
+    actions.candidate_defer(candidate=staging, reviewer=alice, seen=actions.form_state(staging))
     client.force_login(bob)
     response = client.post(url("candidate_action", staging.project, staging.pk, "approve"), data)
     assert response.status_code == 409

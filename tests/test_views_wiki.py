@@ -8,7 +8,7 @@ from django.urls import reverse
 from dreaming.models import Candidate, CandidateEvidence
 from llmwiki.models import AuditEvent, Claim, Page, PageRevision
 from llmwiki.wiki import page_publish
-from reviews import services as review
+from reviews import actions, services
 from tests.dreaming_data import seed
 
 
@@ -38,8 +38,8 @@ def approve_many(project, reviewer, n: int, start: int = 0) -> list[Claim]:
         for episode in episodes:
             CandidateEvidence.objects.create(candidate=candidate, episode=episode)
         claims.append(
-            review.candidate_approve(
-                candidate=candidate, reviewer=reviewer, seen=review.form_state(candidate)
+            actions.candidate_approve(
+                candidate=candidate, reviewer=reviewer, seen=actions.form_state(candidate)
             )
         )
     return claims
@@ -161,7 +161,7 @@ def test_an_unknown_page_claim_or_revision_is_404(client, carol, claim, other_pr
 
 
 def test_pages_render_history_diff_and_roll_back(client, alice, bob, claim):
-    review.claim_retract(claim=claim, actor=bob, reason="renamed")
+    services.claim_retract(claim=claim, actor=bob, reason="renamed")
     project = claim.project
     client.force_login(alice)
     response = client.get(url("page", project, "SYSTEM_OVERVIEW"))
@@ -238,7 +238,7 @@ def test_reviewers_and_maintainers_retract_with_a_reason(client, claim, who, req
     assert f"Claim {claim.pk} retracted.".encode() in response.content
     claim.refresh_from_db()
     assert claim.status == "retracted"
-    assert AuditEvent.objects.filter(action="claim.retract", object_id=str(claim.pk)).exists()
+    assert AuditEvent.objects.filter(action="claim.retracted", object_id=str(claim.pk)).exists()
     response = client.post(address, {"reason": "again"}, follow=True)
     assert b"not approved" in response.content
 

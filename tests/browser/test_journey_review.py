@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 from dreaming import services as dreaming
 from dreaming.models import Candidate, CandidateEvidence, Conflict
 from llmwiki.models import AuditEvent, Claim, Page
-from reviews import services as review
+from reviews import actions
 from reviews.models import Review
 from tests.dreaming_data import seed
 
@@ -49,8 +49,8 @@ def add_candidate(project, text: str, *, score: float = 0.1, key: str = "extra")
 
 
 def approve(candidate: Candidate, reviewer) -> Claim:
-    return review.candidate_approve(
-        candidate=candidate, reviewer=reviewer, seen=review.form_state(candidate)
+    return actions.candidate_approve(
+        candidate=candidate, reviewer=reviewer, seen=actions.form_state(candidate)
     )
 
 
