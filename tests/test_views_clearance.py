@@ -269,3 +269,48 @@ def test_the_claim_page_withholds_evidence_and_the_original_text(client, carol, 
     # A viewer follows the candidate to the dreaming explain page, not the review panel.
     assert reverse("dreaming:explain", args=[p.slug, pii.pk]) in body
     assert_shown(get(client, bob, "reviews:claim", p.slug, claim.pk))
+
+
+# --- every page, every role ---------------------------------------------------------------
+
+PAGES = {
+    "episode_list": lambda w: [],
+    "dreaming:candidates": lambda w: [],
+    "dreaming:explain": lambda w: [w["pii"].pk],
+    "dreaming:run": lambda w: [w["run"].pk],
+    "reviews:queue": lambda w: [],
+    "reviews:candidate": lambda w: [w["pii"].pk],
+    "reviews:conflicts": lambda w: [],
+}
+REVIEW_ONLY = {"reviews:queue", "reviews:candidate"}
+
+
+@pytest.mark.parametrize("name", list(PAGES))
+@pytest.mark.parametrize(
+    ("persona", "policy", "sees"),
+    [
+        ("carol", Role.REVIEWER, False),
+        ("bob", Role.REVIEWER, True),
+        ("alice", Role.REVIEWER, True),
+        ("bob", Role.MAINTAINER, False),
+        ("alice", Role.MAINTAINER, True),
+    ],
+)
+def test_each_page_applies_the_rule_for_each_role(
+    client, request, world, name, persona, policy, sees
+):
+    p = world["project"]
+    p.restricted_clearance = policy
+    p.save(update_fields=["restricted_clearance"])
+    user = request.getfixturevalue(persona)
+    client.force_login(user)
+    response = client.get(reverse(name, args=[p.slug, *PAGES[name](world)]))
+    if persona == "carol" and name in REVIEW_ONLY:
+        assert response.status_code == 403
+        return
+    assert response.status_code == 200
+    body = response.content.decode()
+    if sees:
+        assert_shown(body)
+    else:
+        assert_withheld(body)
