@@ -19,12 +19,12 @@ def blob_path(sha256: str) -> Path:
     return Path(settings.BLOB_DIR) / sha256[:2] / sha256[2:4] / sha256
 
 
-def blob_write(data: bytes, key: str | None = None) -> tuple[str, bool]:
+def blob_write(data: bytes, key: str | None = None, *, replace: bool = False) -> tuple[str, bool]:
     """Store `data` atomically (temp file + rename) under `key` (default: its sha256);
-    return (key, newly written)."""
+    return (key, newly written). An existing blob is kept unless `replace`."""
     sha = key or hashlib.sha256(data).hexdigest()
     path = blob_path(sha)
-    if path.exists():
+    if path.exists() and not replace:
         return sha, False
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")

@@ -3,11 +3,12 @@ under its original's sha256, so re-importing the same original is still a no-op.
 
 from __future__ import annotations
 
+import importlib
 import io
 import json
 import zipfile
 
-from llmwiki.blobs import blob_path
+from llmwiki.blobs import blob_path, blob_write
 from llmwiki.ingest import RawFile, episode_record, ingest_files
 from llmwiki.models import Episode, Source, sha256_hex
 from llmwiki.security.raw import WITHHELD_TEXT, redact_secrets, redact_texts, redacted_file
@@ -134,3 +135,54 @@ def test_the_redacted_zip_is_the_same_bytes_every_time():
     assert first == redacted_file(texts, fingerprints, is_zip=True)
     with zipfile.ZipFile(io.BytesIO(first)) as archive:
         assert archive.read("a.md") == b"key [REDACTED:aws_access_key]"
+
+
+# --- blobs stored before the raw layer redacted -------------------------------------------
+
+
+def as_stored_before(source: Source, original: bytes) -> None:
+    """Put a source back the way an older version left it: the original on disk."""
+    blob_write(original, source.sha256, replace=True)
+    summary = dict(source.security_summary)
+    summary.pop("raw")
+    Source.objects.filter(pk=source.pk).update(security_summary=summary)
+
+
+def run_migration() -> None:
+    from django.apps import apps
+
+    module = importlib.import_module("llmwiki.migrations.0005_redact_stored_raw_blobs")
+    module.redact_stored(apps, None)
+
+
+def test_the_migration_redacts_blobs_stored_as_received(project):
+    ingest_files(project=project, files=[RawFile("memory/2026-11-07.md", LOG)], actor="t")
+    event = episode_record(project=project, actor="agent:x", kind="note", content=f"k {AWS_KEY}")
+    clean = b"# Notes\n\n- The worker runs on tw-app-1.\n"
+    ingest_files(project=project, files=[RawFile("notes.md", clean)], actor="t")
+    log_source = Source.objects.get(sha256=sha256_hex(LOG))
+    as_stored_before(log_source, LOG)
+    raw_event = json.dumps(
+        {
+            "actor": "agent:x",
+            "kind": "note",
+            "content": f"k {AWS_KEY}",
+            "occurred_at": None,
+            "locator": {},
+            "tags": [],
+        },
+        sort_keys=True,
+    ).encode()
+    as_stored_before(event.source, raw_event)
+    assert AWS_KEY.encode() in stored(log_source)
+
+    run_migration()
+
+    log_source.refresh_from_db()
+    assert AWS_KEY.encode() not in stored(log_source)
+    assert b"[REDACTED:aws_access_key]" in stored(log_source)
+    assert log_source.security_summary["raw"] == "redacted"
+    assert json.loads(stored(event.source))["content"] == "k [REDACTED:aws_access_key]"
+    assert stored(Source.objects.get(path="notes.md")) == clean  # no secret: untouched
+    again = ingest_files(project=project, files=[RawFile("memory/2026-11-07.md", LOG)], actor="t")
+    assert [s.status for s in again.sources] == ["unchanged"]

@@ -9,9 +9,12 @@ an escaped form), that text is replaced by a notice: no live credential is kept 
 from __future__ import annotations
 
 import io
+import json
 import zipfile
 from collections.abc import Iterable
 
+from llmwiki.archives import decode_text, read_zip_texts
+from llmwiki.errors import InputError
 from llmwiki.security.secrets import LONG_RUN_GATE, find_secrets, redact
 
 # Fixed entry metadata, so the same original always gives the same redacted bytes.
@@ -60,3 +63,21 @@ def redacted_file(texts: list[tuple[str, str]], expected: set[str], *, is_zip: b
                 compress_type=zipfile.ZIP_DEFLATED,
             )
     return buffer.getvalue()
+
+
+def redacted_stored(name: str, data: bytes, expected: set[str], *, is_event: bool) -> bytes:
+    """Redact a blob stored as received before the raw layer redacted secrets.
+
+    `name` is the source's path; an agent's posted event (`is_event`) is JSON whose
+    content is redacted in place.
+    """
+    try:
+        if is_event:
+            event = json.loads(data)
+            [(_, event["content"])] = redact_texts([("content", event["content"])], expected)
+            return json.dumps(event, sort_keys=True, ensure_ascii=False).encode()
+        is_zip = name.lower().endswith(".zip")
+        texts = read_zip_texts(name, data) if is_zip else [(name, decode_text(name, data))]
+    except (InputError, ValueError, KeyError, TypeError):
+        return WITHHELD_TEXT.encode()
+    return redacted_file(texts, expected, is_zip=is_zip)
