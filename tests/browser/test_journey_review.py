@@ -291,16 +291,16 @@ def test_a_maintainer_rolls_a_page_back_and_the_later_claim_disappears(
     assert page.console_errors == []
 
 
-def test_a_viewer_sees_the_candidate_but_no_action_buttons(
+def test_a_viewer_reads_the_candidate_under_dreaming_and_gets_no_review_panel(
     page, live_server, login, carol, staging
 ):
+    """The review queue and panel are for reviewers; a viewer reads candidates under Dreaming."""
     login(carol)
-    page.goto(f"{base(live_server, staging.project)}/review/candidates/{staging.pk}/")
-    expect(page.get_by_test_id("candidate-text")).to_have_text(staging.text)
+    response = page.goto(f"{base(live_server, staging.project)}/review/candidates/{staging.pk}/")
+    assert response.status == 403
+    page.goto(f"{base(live_server, staging.project)}/dreaming/candidates/{staging.pk}/")
+    expect(page.locator("blockquote.candidate-text")).to_have_text(staging.text)
     expect(page.get_by_role("heading", name="Why is this here?")).to_be_visible()
-    expect(
-        page.get_by_text("Your role on this project does not include reviewing.")
-    ).to_be_visible()
     expect(page.get_by_role("heading", name="Decide")).to_have_count(0)
     for name in ("Approve", "Approve with edit", "Reject", "Defer", "Merge"):
         expect(page.get_by_role("button", name=name, exact=True)).to_have_count(0)
@@ -308,7 +308,9 @@ def test_a_viewer_sees_the_candidate_but_no_action_buttons(
     staging.refresh_from_db()
     assert staging.status == Candidate.Status.PROPOSED and staging.version == 1
     assert not Review.objects.exists() and not Claim.objects.exists()
-    assert page.console_errors == []
+    assert page.console_errors == [
+        "Failed to load resource: the server responded with a status of 403 (Forbidden)"
+    ]
 
 
 # --- Regressions found while writing the journeys ------------------------------------------
