@@ -5,4 +5,5 @@ class DreamingConfig(AppConfig):
     name = "dreaming"
 
     def ready(self) -> None:
-        from dreaming import dashboard  # noqa: F401 - registers the project-page counts
+        # Each registers what dreaming contributes: project-page counts, an erasure step.
+        from dreaming import dashboard, erasure  # noqa: F401

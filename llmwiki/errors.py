@@ -1,4 +1,4 @@
-"""Errors shared by the pure ingest modules and the services that call them."""
+"""Errors shared by the services and the pure modules they call."""
 
 from __future__ import annotations
 
@@ -10,3 +10,11 @@ class InputError(ValueError):
         self.name = name
         self.reason = reason
         super().__init__(f"{name}: {reason}")
+
+
+class Refused(Exception):
+    """A gate said no. `status` is the HTTP status a view should answer with."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        self.status = status
+        super().__init__(message)

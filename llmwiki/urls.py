@@ -11,6 +11,7 @@ project_patterns = [
     path("episodes/", views.episode_list, name="episode_list"),
     path("quarantine/", views.quarantine, name="quarantine"),
     path("audit/", audit_views.audit_log, name="audit_log"),
+    path("sources/<int:source_id>/erase/", audit_views.erase_source, name="erase_source"),
     path("dreaming/", include("dreaming.urls")),
     path("", include("reviews.urls")),
 ]

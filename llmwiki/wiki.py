@@ -1,4 +1,4 @@
-"""The reviewed wiki's write path: compile pages from claims, publish revisions, MANIFEST.
+"""The reviewed wiki's write path: claims, compiled pages, revisions, rollback, MANIFEST.
 
 Revisions are immutable and deterministic: the same claims give the same markdown bytes,
 so a recompile that changes nothing publishes nothing.
@@ -11,8 +11,11 @@ from collections.abc import Iterable
 from datetime import date, timedelta
 from typing import Any
 
+from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
+from llmwiki.access import has_role
+from llmwiki.errors import Refused
 from llmwiki.models import (
     AuditEvent,
     ChangelogEntry,
@@ -22,6 +25,7 @@ from llmwiki.models import (
     Page,
     PageRevision,
     Project,
+    Role,
     SecurityClass,
     actor_label,
     sha256_hex,
@@ -221,3 +225,83 @@ def record_change(
         content=content,
         sha256=sha256_hex(json.dumps(content, sort_keys=True)),
     )
+
+
+# --- Wiki operations on claims and pages --------------------------------------------------
+
+
+def claim_retract(*, claim: Claim, actor: AbstractBaseUser, reason: str) -> PageRevision | None:
+    """Take an approved claim off its page (reviewers and above); the page republishes."""
+    if not has_role(actor, claim.project, Role.REVIEWER):
+        raise Refused("retracting needs the reviewer role", 403)
+    if not reason.strip():
+        raise Refused("say why the claim is retracted", 400)
+    with transaction.atomic():
+        locked = Claim.objects.select_for_update().get(pk=claim.pk)
+        if not locked.is_approved:
+            raise Refused(f"claim {claim.pk} is {locked.status}, not approved", 409)
+        locked.transition(Claim.Status.RETRACTED, actor=actor, note=reason)
+        revision = page_recompile(
+            page=locked.page, actor=actor, reason=f"retracted claim {claim.pk}: {reason}"
+        )
+        record_change(
+            project=locked.project,
+            actor=actor,
+            summary=f"{locked.page.key}: retracted claim {claim.pk}",
+            claim=locked,
+            revision=revision,
+        )
+        return revision
+
+
+def page_rollback(
+    *, page: Page, revision: PageRevision, actor: AbstractBaseUser, reason: str = ""
+) -> PageRevision:
+    """Publish `revision`'s text again as a new revision; claim states follow it."""
+    if not has_role(actor, page.project, Role.MAINTAINER):
+        raise Refused("rolling back a page needs the maintainer role", 403)
+    if revision.page_id != page.pk:
+        raise Refused("that revision belongs to another page", 400)
+    with transaction.atomic():
+        page = Page.objects.select_for_update().get(pk=page.pk)
+        current = page.current_revision
+        if current is not None and current.pk == revision.pk:
+            raise Refused(f"r{revision.number} is already the current revision", 409)
+        target_ids = set(revision.claim_ids)
+        current_ids = set(current.claim_ids) if current else set()
+        why = f"rollback of {page.key} to r{revision.number}"
+        # A claim the target revision does not list leaves the page: rolled back, not
+        # superseded, since nothing replaces it. An erased claim stays erased.
+        for claim in Claim.objects.filter(pk__in=current_ids - target_ids).approved():
+            claim.transition(Claim.Status.ROLLED_BACK, actor=actor, note=why)
+        restored = (
+            Claim.objects.filter(pk__in=target_ids)
+            .exclude(status__in=[Claim.Status.APPROVED, Claim.Status.ERASED])
+            .order_by("id")
+        )
+        for claim in restored:
+            claim.transition(Claim.Status.APPROVED, actor=actor, note=why)
+        new = page_publish(
+            page=page,
+            markdown=revision.markdown,
+            claim_ids=sorted(target_ids),
+            actor=actor,
+            reason=f"rollback to r{revision.number}" + (f": {reason}" if reason else ""),
+        )
+        if new is None:  # same text as now, but the claim states still moved
+            new = page.current_revision
+        AuditEvent.record(
+            actor=actor,
+            action="page.rollback",
+            obj=page,
+            project=page.project,
+            before={"revision": current.number if current else None},
+            after={"revision": new.number, "restored_from": revision.number},
+        )
+        record_change(
+            project=page.project,
+            actor=actor,
+            summary=f"{page.key}: rolled back to r{revision.number}",
+            revision=new,
+        )
+        return new

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from reviews import audit_views, views
+from reviews import views
 
 app_name = "reviews"
 
@@ -20,5 +20,4 @@ urlpatterns = [
     path("wiki/<str:key>/rollback/", views.page_rollback, name="page_rollback"),
     path("claims/<int:claim_id>/", views.claim_detail, name="claim"),
     path("claims/<int:claim_id>/retract/", views.claim_retract, name="claim_retract"),
-    path("sources/<int:source_id>/erase/", audit_views.erase_source, name="erase_source"),
 ]

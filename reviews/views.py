@@ -31,7 +31,9 @@ from django.views.decorators.vary import vary_on_headers
 
 from dreaming.models import Candidate, CandidateEvidence, Conflict
 from dreaming.selectors import why_panel
+from llmwiki import wiki
 from llmwiki.access import Labels, get_project_for
+from llmwiki.errors import Refused
 from llmwiki.models import AuditEvent, Claim, Page, PageRevision, Project, Role, SecurityClass
 from llmwiki.pagination import paginate
 from llmwiki.render import render_markdown
@@ -455,10 +457,10 @@ def page_rollback(request: HttpRequest, slug: str, key: str) -> HttpResponse:
         return redirect("reviews:page_history", slug=project.slug, key=key)
     revision = get_object_or_404(PageRevision, page=page, number=form.cleaned_data["revision"])
     try:
-        new = services.page_rollback(
+        new = wiki.page_rollback(
             page=page, revision=revision, actor=request.user, reason=form.cleaned_data["reason"]
         )
-    except services.ReviewRefused as refused:
+    except Refused as refused:
         messages.error(request, str(refused))
         return redirect("reviews:page_history", slug=project.slug, key=key)
     messages.success(request, f"Rolled back to r{revision.number} as r{new.number}.")
@@ -512,8 +514,8 @@ def claim_retract(request: HttpRequest, slug: str, claim_id: int) -> HttpRespons
         messages.error(request, "Say why the claim is retracted.")
         return redirect("reviews:claim", slug=project.slug, claim_id=claim.pk)
     try:
-        services.claim_retract(claim=claim, actor=request.user, reason=form.cleaned_data["reason"])
-    except services.ReviewRefused as refused:
+        wiki.claim_retract(claim=claim, actor=request.user, reason=form.cleaned_data["reason"])
+    except Refused as refused:
         messages.error(request, str(refused))
     else:
         messages.success(request, f"Claim {claim.pk} retracted.")

@@ -11,9 +11,10 @@ from django.urls import reverse
 
 from dreaming import services as dreaming
 from dreaming.models import Candidate, Conflict
+from llmwiki import wiki
 from llmwiki.models import AuditEvent, Claim, Page
 from llmwiki.wiki import claim_create
-from reviews import actions, services
+from reviews import actions
 from tests.dreaming_data import seed
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -117,7 +118,7 @@ def test_a_rolled_back_claim_says_so_on_its_page(client, dreamed, claim, bob, al
     from llmwiki.wiki import page_recompile
 
     page_recompile(page=page, actor=bob, reason="test")
-    services.page_rollback(page=page, revision=first, actor=alice, reason="too early")
+    wiki.page_rollback(page=page, revision=first, actor=alice, reason="too early")
     later.refresh_from_db()
     assert later.status == Claim.Status.ROLLED_BACK
     assert audit(later)[-1] == "claim.rolled-back"

@@ -8,8 +8,9 @@ from django.core.management import call_command
 
 from dreaming import services as dreaming
 from dreaming.models import Candidate
+from llmwiki import wiki
 from llmwiki.models import AuditEvent, Page, Project
-from reviews import actions, services
+from reviews import actions
 
 
 def test_approving_the_duplicate_fact_then_rolling_back_on_the_demo(db, django_user_model):
@@ -43,7 +44,7 @@ def test_approving_the_duplicate_fact_then_rolling_back_on_the_demo(db, django_u
     ).first()
     actions.candidate_approve(candidate=other, reviewer=demo, seen=actions.form_state(other))
     page.refresh_from_db()
-    rolled = services.page_rollback(page=page, revision=approved, actor=demo, reason="too early")
+    rolled = wiki.page_rollback(page=page, revision=approved, actor=demo, reason="too early")
     assert rolled.markdown == approved.markdown
     assert other.text not in rolled.markdown
     assert before is None

@@ -8,7 +8,9 @@ import pytest
 
 from dreaming import services as dreaming
 from dreaming.models import Candidate, CandidateEvidence, Conflict, ConflictSide, DreamRun
+from llmwiki import wiki
 from llmwiki.blobs import blob_path
+from llmwiki.erasure import ERASED, erasure_scope, source_erase
 from llmwiki.ingest import RawFile, episode_record, ingest_files
 from llmwiki.models import (
     AuditEvent,
@@ -22,7 +24,6 @@ from llmwiki.models import (
     sha256_hex,
 )
 from reviews import actions, conflicts, services
-from reviews.erasure import ERASED, erasure_scope, source_erase
 from reviews.models import Review
 from tests.dreaming_data import DAYS, seed
 from tests.test_ingest import all_database_text
@@ -311,7 +312,7 @@ def test_an_event_posted_by_an_agent_can_be_erased(
 def test_a_rollback_never_resurrects_an_erased_claim(world, alice):
     first = PageRevision.objects.get(page=world.page, number=1)
     source_erase(source=world.source, actor=alice, note="subject access request")
-    services.page_rollback(page=world.page, revision=first, actor=alice)
+    wiki.page_rollback(page=world.page, revision=first, actor=alice)
     world.claim.refresh_from_db()
     assert world.claim.status == Claim.Status.ERASED
     assert world.claim.text == "[erased]"

@@ -5,6 +5,7 @@ from django.utils import timezone
 
 from dreaming import services as dreaming
 from dreaming.models import Candidate, CandidateEvidence, Conflict, ConflictSide
+from llmwiki import wiki
 from llmwiki.models import (
     AuditEvent,
     ChangelogEntry,
@@ -282,12 +283,12 @@ def test_rollback_and_re_rollback(dreamed, staging, bob, alice):
     page.refresh_from_db()
     r2 = page.current_revision
     with pytest.raises(services.ReviewRefused):
-        services.page_rollback(page=page, revision=r1, actor=bob)  # reviewers may not
-    r3 = services.page_rollback(page=page, revision=r1, actor=alice, reason="too early")
+        wiki.page_rollback(page=page, revision=r1, actor=bob)  # reviewers may not
+    r3 = wiki.page_rollback(page=page, revision=r1, actor=alice, reason="too early")
     assert r3.number == 3 and r3.markdown == r1.markdown
     second.refresh_from_db()
     assert second.status == "rolled-back"
-    r4 = services.page_rollback(page=page, revision=r2, actor=alice)
+    r4 = wiki.page_rollback(page=page, revision=r2, actor=alice)
     assert r4.markdown == r2.markdown
     second.refresh_from_db()
     assert second.status == "approved"
@@ -302,7 +303,7 @@ def test_rollback_and_re_rollback(dreamed, staging, bob, alice):
 
 def test_retracting_a_claim_republishes_the_page(staging, bob):
     claim = approve(staging, bob)
-    revision = services.claim_retract(claim=claim, actor=bob, reason="host was renamed")
+    revision = wiki.claim_retract(claim=claim, actor=bob, reason="host was renamed")
     claim.refresh_from_db()
     assert claim.status == "retracted"
     assert claim.text not in revision.markdown

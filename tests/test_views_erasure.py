@@ -17,7 +17,7 @@ def audit_url(project) -> str:
 
 
 def erase_url(project, source) -> str:
-    return reverse("reviews:erase_source", args=[project.slug, source.pk])
+    return reverse("erase_source", args=[project.slug, source.pk])
 
 
 @pytest.fixture

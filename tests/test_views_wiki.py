@@ -6,9 +6,10 @@ import pytest
 from django.urls import reverse
 
 from dreaming.models import Candidate, CandidateEvidence
+from llmwiki import wiki
 from llmwiki.models import AuditEvent, Claim, Page, PageRevision
 from llmwiki.wiki import page_publish
-from reviews import actions, services
+from reviews import actions
 from tests.dreaming_data import seed
 
 
@@ -161,7 +162,7 @@ def test_an_unknown_page_claim_or_revision_is_404(client, carol, claim, other_pr
 
 
 def test_pages_render_history_diff_and_roll_back(client, alice, bob, claim):
-    services.claim_retract(claim=claim, actor=bob, reason="renamed")
+    wiki.claim_retract(claim=claim, actor=bob, reason="renamed")
     project = claim.project
     client.force_login(alice)
     response = client.get(url("page", project, "SYSTEM_OVERVIEW"))
