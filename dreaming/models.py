@@ -249,10 +249,16 @@ class Candidate(models.Model):
     def can_transition(self, to: str) -> bool:
         return to in self.TRANSITIONS[self.status]
 
-    def transition(self, to: str, *, actor: Any, note: str = "", **changes: Any) -> None:
-        """Move to status `to` atomically, bumping the version and writing an audit event."""
+    def transition(
+        self, to: str, *, actor: Any, note: str = "", locked: bool = False, **changes: Any
+    ) -> None:
+        """Move to status `to` atomically, bumping the version and writing an audit event.
+
+        `locked` says this instance is the row the caller already holds with
+        select_for_update in its transaction, so it is not read and locked again.
+        """
         with transaction.atomic():
-            locked = Candidate.objects.select_for_update().get(pk=self.pk)
+            locked = self if locked else Candidate.objects.select_for_update().get(pk=self.pk)
             if locked.version != self.version or not locked.can_transition(to):
                 raise ValidationError(
                     f"candidate #{self.pk} is {locked.status} (version {locked.version}); "

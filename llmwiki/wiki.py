@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
@@ -102,29 +103,81 @@ def claim_create(
     return claim
 
 
-def claim_line(claim: Claim, evidence_ids: Iterable[int] = ()) -> str:
+def claim_line(claim: Claim | PendingClaim, evidence_ids: Iterable[int] = ()) -> str:
     """One bullet: the claim and what it rests on, so a revision cites its evidence."""
     text = " ".join(claim.text.split())
     cited = ", ".join(f"#{i}" for i in sorted(evidence_ids))
-    return f"- {text} _(claim {claim.pk}" + (f"; evidence {cited})_" if cited else ")_")
+    label = f"claim {claim.pk}" if isinstance(claim, Claim) else "new claim"
+    return f"- {text} _({label}" + (f"; evidence {cited})_" if cited else ")_")
+
+
+@dataclass(frozen=True)
+class PendingClaim:
+    """A claim not yet approved, shown where approving would put it (a preview)."""
+
+    text: str
+    section: str
+    evidence: tuple[int, ...] = ()
 
 
 def compile_claims_page(
-    page: Page, claims: Iterable[Claim], evidence: dict[int, list[int]] | None = None
+    page: Page,
+    claims: Iterable[Claim],
+    evidence: dict[int, list[int]] | None = None,
+    *,
+    extra: PendingClaim | None = None,
 ) -> str:
-    """Markdown for a page: its title, then one section per claim section, claims by id."""
+    """Markdown for a page: its title, then one section per claim section, claims by id.
+
+    `extra` is previewed as the newest claim: last in its section, as approving puts it.
+    """
     evidence = evidence or {}
-    by_section: dict[str, list[Claim]] = {}
-    for claim in sorted(claims, key=lambda c: ((c.section or GENERAL_SECTION).lower(), c.pk)):
-        by_section.setdefault(claim.section or GENERAL_SECTION, []).append(claim)
+    entries = [(c, evidence.get(c.pk, ())) for c in claims]
+    if extra is not None:
+        entries.append((extra, extra.evidence))
+    newest = float("inf")
+    by_section: dict[str, list[str]] = {}
+    for claim, cited in sorted(
+        entries,
+        key=lambda e: (
+            (e[0].section or GENERAL_SECTION).lower(),
+            e[0].pk if isinstance(e[0], Claim) else newest,
+        ),
+    ):
+        by_section.setdefault(claim.section or GENERAL_SECTION, []).append(claim_line(claim, cited))
     lines = [f"# {page.title}", ""]
     if not by_section:
         lines += ["_No reviewed claims yet._", ""]
     for section, items in by_section.items():
         lines += [f"## {section}", ""]
-        lines += [claim_line(c, evidence.get(c.pk, ())) for c in items]
+        lines += items
         lines.append("")
     return "\n".join(lines)
+
+
+def section_block(markdown: str, section: str) -> list[str]:
+    """The lines of one `## section` of a compiled page, heading included; [] if absent."""
+    heading = f"## {section or GENERAL_SECTION}"
+    lines = markdown.splitlines()
+    if heading not in lines:
+        return []
+    start = lines.index(heading)
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    return lines[start:end]
+
+
+def claim_lines(markdown: str, claim_id: int) -> list[str]:
+    """The line(s) of a compiled page that show claim `claim_id`."""
+    marks = (f"_(claim {claim_id};", f"_(claim {claim_id})_")
+    return [line for line in markdown.splitlines() if any(m in line for m in marks)]
+
+
+def page_sections(page: Page) -> list[str]:
+    """The section names the page's approved claims use, for a reviewer to choose from."""
+    return sorted(
+        set(page.claims.approved().exclude(section="").values_list("section", flat=True)),
+        key=str.lower,
+    )
 
 
 def approved_claims(page: Page) -> tuple[list[Claim], dict[int, list[int]]]:
@@ -141,10 +194,21 @@ def approved_claims(page: Page) -> tuple[list[Claim], dict[int, list[int]]]:
 
 @transaction.atomic
 def page_publish(
-    *, page: Page, markdown: str, claim_ids: list[int], actor: Any, reason: str
+    *,
+    page: Page,
+    markdown: str,
+    claim_ids: list[int],
+    actor: Any,
+    reason: str,
+    locked: bool = False,
 ) -> PageRevision | None:
-    """Add a revision unless the markdown is unchanged; returns the new revision or None."""
-    page = Page.objects.select_for_update().get(pk=page.pk)
+    """Add a revision unless the markdown is unchanged; returns the new revision or None.
+
+    `locked` says `page` is the row the caller holds with select_for_update (and its
+    current revision loaded), so it is not read again; it is kept up to date here.
+    """
+    if not locked:
+        page = Page.objects.select_for_update().select_related("current_revision").get(pk=page.pk)
     current = page.current_revision
     if current is not None and current.markdown == markdown:
         return None
@@ -163,6 +227,8 @@ def page_publish(
         # A person published this revision, so the page was reviewed now.
         changes["last_reviewed_at"] = revision.created_at
     Page.objects.filter(pk=page.pk).update(**changes)
+    for field, value in changes.items():
+        setattr(page, field, value)
     AuditEvent.record(
         actor=actor,
         action="page.revision",
@@ -175,7 +241,9 @@ def page_publish(
     return revision
 
 
-def page_recompile(*, page: Page, actor: Any, reason: str) -> PageRevision | None:
+def page_recompile(
+    *, page: Page, actor: Any, reason: str, locked: bool = False
+) -> PageRevision | None:
     claims, evidence = approved_claims(page)
     return page_publish(
         page=page,
@@ -183,6 +251,7 @@ def page_recompile(*, page: Page, actor: Any, reason: str) -> PageRevision | Non
         claim_ids=[c.pk for c in claims],
         actor=actor,
         reason=reason,
+        locked=locked,
     )
 
 

@@ -15,20 +15,25 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from dreaming.models import Candidate, CandidateEvidence
-from llmwiki.access import has_role, role_in
+from llmwiki.access import role_in
 from llmwiki.models import (
+    ROLE_RANK,
     AuditEvent,
     Claim,
     Episode,
     Page,
+    PageRevision,
     Project,
     Role,
 )
 from llmwiki.services import episode_record_system
 from llmwiki.wiki import (
+    GENERAL_SECTION,
     claim_create,
+    claim_lines,
     page_recompile,
     record_change,
+    section_block,
 )
 from reviews.models import Review
 from reviews.services import ReviewRefused
@@ -36,7 +41,7 @@ from reviews.services import ReviewRefused
 
 @dataclass(frozen=True)
 class FormState:
-    """What the reviewer saw: a changed candidate or page makes the form stale."""
+    """What the reviewer saw: the candidate's version and the page's revision."""
 
     candidate_version: int
     page_revision_id: int | None
@@ -45,6 +50,15 @@ class FormState:
 def form_state(candidate: Candidate) -> FormState:
     page = candidate.page_for()
     return FormState(candidate.version, page.current_revision_id if page else None)
+
+
+@dataclass(frozen=True)
+class _Gated:
+    """The locked candidate, the locked page it lands on (approvals), the reviewer's role."""
+
+    candidate: Candidate
+    page: Page | None
+    role: str
 
 
 @contextmanager
@@ -66,11 +80,14 @@ def _check(
     seen: FormState,
     *,
     sensitive_confirmed: bool = False,
-) -> Candidate:
-    """Run every gate against the locked, current row; return it."""
-    current = Candidate.objects.select_for_update().get(pk=candidate.pk)
+    section: str | None = None,
+    merge_into: Claim | None = None,
+) -> _Gated:
+    """Run every gate against the locked, current rows (candidate, then page)."""
+    current = Candidate.objects.select_for_update().select_related("project").get(pk=candidate.pk)
     project = current.project
-    if not has_role(reviewer, project, Role.REVIEWER):
+    role = role_in(reviewer, project)
+    if role is None or ROLE_RANK[role] < ROLE_RANK[Role.REVIEWER]:
         raise ReviewRefused("reviewing needs the reviewer role", 403)
     if not current.is_open or current.version != seen.candidate_version:
         raise ReviewRefused(
@@ -78,51 +95,73 @@ def _check(
             f"(now {current.status}, version {current.version}); reload and look again",
             409,
         )
-    page = current.page_for()
-    if action.startswith("approve") and (
-        page is None or page.current_revision_id != seen.page_revision_id
-    ):
-        raise ReviewRefused(
-            f"page {current.page_target} changed since you opened this candidate; reload it",
-            409,
-        )
+    page = None
+    if action.startswith("approve") or merge_into is not None:
+        page = _page_as_seen(current, seen, section=section, merge_into=merge_into)
     if action in {"approve", "approve-edit", "merge"}:
         if current.is_sensitive:
-            if role_in(reviewer, project) != Role.MAINTAINER:
-                raise ReviewRefused(
-                    "restricted or PII-flagged material needs a maintainer",
-                    403,
-                )
+            if role != Role.MAINTAINER:
+                raise ReviewRefused("restricted or PII-flagged material needs a maintainer", 403)
             if not sensitive_confirmed:
                 raise ReviewRefused(
                     "confirm that you reviewed the sensitive content (PII / restricted) first",
                     400,
                 )
-        missing = list(
-            CandidateEvidence.objects.filter(candidate=current)
-            .filter(episode__source__isnull=True)
-            .values_list("episode_id", flat=True)
+        evidence = list(
+            CandidateEvidence.objects.filter(candidate=current).values_list(
+                "episode_id", "episode__source_id", "episode__source__imported_by"
+            )
         )
-        if missing or not CandidateEvidence.objects.filter(candidate=current).exists():
+        missing = [episode for episode, source, _ in evidence if source is None]
+        if missing or not evidence:
             listed = ", ".join(f"#{i}" for i in missing) or "(none)"
             raise ReviewRefused(
                 f"provenance incomplete: evidence episode(s) {listed} have no hashed source", 400
             )
-        if project.four_eyes and _own_material(current, reviewer):
-            raise ReviewRefused(
-                "four-eyes rule: you cannot review your own submission",
-                403,
-            )
-    return current
+        if project.four_eyes and {importer for _, _, importer in evidence} == {reviewer.pk}:
+            raise ReviewRefused("four-eyes rule: you cannot review your own submission", 403)
+    return _Gated(current, page, role)
 
 
-def _own_material(candidate: Candidate, reviewer: AbstractBaseUser) -> bool:
-    importers = set(
-        CandidateEvidence.objects.filter(candidate=candidate).values_list(
-            "episode__source__imported_by", flat=True
+def _page_as_seen(
+    candidate: Candidate, seen: FormState, *, section: str | None, merge_into: Claim | None
+) -> Page:
+    """Lock the target page; refuse only if it changed where this decision lands.
+
+    Other reviewers' approvals elsewhere on the page are no reason to refuse: the decision
+    is re-based onto the current revision. What the reviewer saw must be unchanged: the
+    section the claim lands in, or the claim a merge folds into.
+    """
+    pages = Page.objects.select_for_update().select_related("current_revision")
+    if merge_into is not None:
+        page = pages.get(pk=merge_into.page_id)
+    else:
+        page = pages.filter(project=candidate.project_id, key=candidate.page_target).first()
+        if page is None:
+            raise ReviewRefused(f"this project has no page {candidate.page_target}", 409)
+    if page.current_revision_id == seen.page_revision_id:
+        return page
+    was = PageRevision.objects.filter(pk=seen.page_revision_id).first()
+    if merge_into is not None and (was is None or was.page_id != page.pk):
+        return page  # the claim is on a page other than the one the form showed
+    if seen.page_revision_id is not None and (was is None or was.page_id != page.pk):
+        raise ReviewRefused("the form names a revision of another page; reload it", 409)
+    before = was.markdown if was else ""
+    after = page.current_revision.markdown if page.current_revision else ""
+    if merge_into is not None:
+        touched = claim_lines(before, merge_into.pk) != claim_lines(after, merge_into.pk)
+        where = f"claim {merge_into.pk}"
+    else:
+        landing = section if section is not None else candidate.section
+        touched = section_block(before, landing) != section_block(after, landing)
+        where = f"section “{landing or GENERAL_SECTION}”"
+    if touched:
+        raise ReviewRefused(
+            f"page {page.key} changed in {where} since you opened this candidate; "
+            "reload it and look again",
+            409,
         )
-    )
-    return importers == {reviewer.pk}
+    return page
 
 
 def candidate_approve(
@@ -131,17 +170,50 @@ def candidate_approve(
     reviewer: AbstractBaseUser,
     seen: FormState,
     edited_text: str | None = None,
+    as_edited: bool = True,
+    section: str | None = None,
     note: str = "",
     sensitive_confirmed: bool = False,
 ) -> Claim:
-    """Approve (optionally with an edit): claim, page revision, MANIFEST, CHANGELOG, audit."""
-    action = "approve-edit" if edited_text and edited_text.strip() != candidate.text else "approve"
+    """Approve (optionally with an edit): claim, page revision, MANIFEST, CHANGELOG, audit.
+
+    An `edited_text` that differs from the candidate's is approved only `as_edited`; a
+    plain approval with a changed text is refused rather than dropping the edit. `section`
+    names the wiki section the claim goes in (default: the one proposed).
+    """
+    edited = edited_text is not None and edited_text.strip() != candidate.text
+    action = "approve-edit" if edited else "approve"
     with _refusals_audited(candidate, reviewer, action), transaction.atomic():
-        current = _check(candidate, reviewer, action, seen, sensitive_confirmed=sensitive_confirmed)
-        text = edited_text.strip() if action == "approve-edit" else current.text
-        claim = _claim_from(current, text, reviewer)
+        gated = _check(
+            candidate,
+            reviewer,
+            action,
+            seen,
+            sensitive_confirmed=sensitive_confirmed,
+            section=section,
+        )
+        current, page = gated.candidate, gated.page
+        if edited and not as_edited:
+            raise ReviewRefused(
+                "you changed the text: approve it as edited, or revert the edit first", 400
+            )
+        text = edited_text.strip() if edited else current.text
+        if not text:
+            raise ReviewRefused("the claim text is empty", 400)
+        claim = claim_create(
+            page=page,
+            text=text,
+            evidence=CandidateEvidence.objects.filter(
+                candidate=current, role=CandidateEvidence.Role.SUPPORT
+            ).values_list("episode_id", flat=True),
+            reviewer=reviewer,
+            section=section.strip()[:200] if section is not None else current.section,
+            subject_key=current.subject_key,
+            security_class=current.security_class,
+            note=f"candidate #{current.pk}",
+        )
         revision = page_recompile(
-            page=claim.page, actor=reviewer, reason=f"approved candidate #{current.pk}"
+            page=page, actor=reviewer, reason=f"approved candidate #{current.pk}", locked=True
         )
         Review.objects.create(
             candidate=current,
@@ -151,33 +223,18 @@ def candidate_approve(
             before_text=current.text,
             after_text=text,
         )
-        current.transition(Candidate.Status.APPROVED, actor=reviewer, note=note, claim=claim)
+        current.transition(
+            Candidate.Status.APPROVED, actor=reviewer, note=note, claim=claim, locked=True
+        )
         record_change(
             project=current.project,
             actor=reviewer,
-            summary=f"{claim.page.key}: approved claim {claim.pk}"
-            + (" (edited)" if action == "approve-edit" else ""),
+            summary=f"{page.key}: approved claim {claim.pk}" + (" (edited)" if edited else ""),
             claim=claim,
             revision=revision,
         )
         _approval_episode(current.project, reviewer, claim)
         return claim
-
-
-def _claim_from(candidate: Candidate, text: str, reviewer: AbstractBaseUser) -> Claim:
-    evidence = CandidateEvidence.objects.filter(
-        candidate=candidate, role=CandidateEvidence.Role.SUPPORT
-    ).values_list("episode_id", flat=True)
-    return claim_create(
-        page=Page.objects.get(project=candidate.project_id, key=candidate.page_target),
-        text=text,
-        evidence=evidence,
-        reviewer=reviewer,
-        section=candidate.section,
-        subject_key=candidate.subject_key,
-        security_class=candidate.security_class,
-        note=f"candidate #{candidate.pk}",
-    )
 
 
 def _approval_episode(project: Project, reviewer: AbstractBaseUser, claim: Claim) -> None:
@@ -202,7 +259,7 @@ def _decide(
 ) -> None:
     """A decision that ends in a status change and a review row (reject, defer)."""
     with _refusals_audited(candidate, reviewer, action), transaction.atomic():
-        current = _check(candidate, reviewer, action, seen)
+        current = _check(candidate, reviewer, action, seen).candidate
         if (refusal := refuse(current)) is not None:
             raise ReviewRefused(*refusal)
         Review.objects.create(
@@ -212,7 +269,7 @@ def _decide(
             note=note,
             before_text=current.text,
         )
-        current.transition(status, actor=reviewer, note=note)
+        current.transition(status, actor=reviewer, note=note, locked=True)
 
 
 def candidate_reject(
@@ -252,21 +309,34 @@ def candidate_merge(
     candidate: Candidate,
     reviewer: AbstractBaseUser,
     seen: FormState,
-    claim: Claim,
+    claim: Claim | None,
     note: str = "",
     sensitive_confirmed: bool = False,
 ) -> Claim:
     """Fold a candidate into an existing approved claim: the claim gains its evidence."""
     with _refusals_audited(candidate, reviewer, "merge"), transaction.atomic():
-        current = _check(
-            candidate, reviewer, "merge", seen, sensitive_confirmed=sensitive_confirmed
-        )
-        if claim.project_id != current.project_id or not claim.is_approved:
-            raise ReviewRefused("merge target must be an approved claim of this project", 400)
-        episodes = list(
-            CandidateEvidence.objects.filter(candidate=current, role="support").values_list(
-                "episode_id", flat=True
+        if claim is None or claim.project_id != candidate.project_id:
+            raise ReviewRefused("choose an approved claim of this project to merge into", 400)
+        claim = Claim.objects.select_for_update().get(pk=claim.pk)
+        if not claim.is_approved:
+            raise ReviewRefused(
+                f"claim {claim.pk} is {claim.get_status_display().lower()}, not approved; "
+                "merge into an approved claim",
+                400,
             )
+        gated = _check(
+            candidate,
+            reviewer,
+            "merge",
+            seen,
+            sensitive_confirmed=sensitive_confirmed,
+            merge_into=claim,
+        )
+        current, page = gated.candidate, gated.page
+        episodes = list(
+            CandidateEvidence.objects.filter(
+                candidate=current, role=CandidateEvidence.Role.SUPPORT
+            ).values_list("episode_id", flat=True)
         )
         claim.evidence.add(*episodes)
         Review.objects.create(
@@ -277,7 +347,9 @@ def candidate_merge(
             before_text=current.text,
             after_text=claim.text,
         )
-        current.transition(Candidate.Status.MERGED, actor=reviewer, note=note, claim=claim)
+        current.transition(
+            Candidate.Status.MERGED, actor=reviewer, note=note, claim=claim, locked=True
+        )
         AuditEvent.record(
             actor=reviewer,
             action="claim.merge",
@@ -286,12 +358,12 @@ def candidate_merge(
         )
         # The page cites each claim's evidence, so it gains a revision too.
         revision = page_recompile(
-            page=claim.page, actor=reviewer, reason=f"merged candidate #{current.pk}"
+            page=page, actor=reviewer, reason=f"merged candidate #{current.pk}", locked=True
         )
         record_change(
             project=current.project,
             actor=reviewer,
-            summary=f"{claim.page.key}: merged candidate {current.pk} into claim {claim.pk}",
+            summary=f"{page.key}: merged candidate {current.pk} into claim {claim.pk}",
             claim=claim,
             revision=revision,
         )

@@ -4,6 +4,7 @@ from django import forms
 
 from dreaming.models import Candidate, Conflict
 from llmwiki.models import PageKey, SecurityClass
+from reviews.actions import FormState
 
 
 class QueueFilterForm(forms.Form):
@@ -39,6 +40,11 @@ class ActionForm(forms.Form):
     )
     sensitive_confirmed = forms.BooleanField(required=False, label="Sensitive content reviewed")
     claim = forms.IntegerField(required=False, label="Merge into claim #")
+    section = forms.CharField(required=False, max_length=200, label="Wiki section")
+
+    def seen(self) -> FormState:
+        """The version token the form carried: what the reviewer was shown."""
+        return FormState(self.cleaned_data["candidate_version"], self.cleaned_data["page_revision"])
 
 
 class ConflictResolveForm(forms.Form):

@@ -37,7 +37,13 @@ from llmwiki.errors import Refused
 from llmwiki.models import AuditEvent, Claim, Page, PageRevision, Project, Role, SecurityClass
 from llmwiki.pagination import paginate
 from llmwiki.render import render_markdown
-from llmwiki.wiki import GENERAL_SECTION, approved_claims, compile_claims_page
+from llmwiki.wiki import (
+    GENERAL_SECTION,
+    PendingClaim,
+    approved_claims,
+    compile_claims_page,
+    page_sections,
+)
 from reviews import actions, services
 from reviews.conflicts import conflict_resolve
 from reviews.forms import (
@@ -130,22 +136,21 @@ def queue(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def approval_diff(candidate: Candidate, page: Page | None) -> list[str]:
-    """The page section as it is and as approving would make it, as unified diff lines."""
+    """The page as it is and as approving would make it, as unified diff lines."""
     if page is None:
         return []
     before = page.current_revision.markdown if page.current_revision else ""
     claims, evidence = approved_claims(page)
-    # The new claim will get the highest id, so it sorts last in its section, as here.
-    preview_id = max((c.pk for c in claims), default=0) + 1
-    preview = Claim(pk=preview_id, text=candidate.text, section=candidate.section)
-    evidence[preview_id] = list(
-        candidate.evidence.filter(role=CandidateEvidence.Role.SUPPORT).values_list(
-            "episode_id", flat=True
-        )
+    pending = PendingClaim(
+        text=candidate.text,
+        section=candidate.section,
+        evidence=tuple(
+            candidate.evidence.filter(role=CandidateEvidence.Role.SUPPORT).values_list(
+                "episode_id", flat=True
+            )
+        ),
     )
-    after = compile_claims_page(page, [*claims, preview], evidence).replace(
-        f"_(claim {preview_id};", "_(new claim;"
-    )
+    after = compile_claims_page(page, claims, evidence, extra=pending)
     return list(
         difflib.unified_diff(
             before.splitlines(), after.splitlines(), "current", "after approval", lineterm="", n=2
@@ -165,6 +170,8 @@ def candidate_context(request: HttpRequest, project: Project, candidate: Candida
         "reviews": Review.objects.filter(candidate=candidate).select_related("reviewer"),
         "actions": candidate.get_actions(request.user),
         "seen": actions.form_state(candidate),
+        "sections": page_sections(page) if page else [],
+        "general_section": GENERAL_SECTION,
         "sensitive": candidate.is_sensitive,
         "next_revision": (page.current_revision.number + 1)
         if page and page.current_revision
@@ -195,19 +202,21 @@ def candidate_action(
     form = ActionForm(request.POST)
     if action not in ACTIONS or not form.is_valid():
         return _refused(request, project, candidate, "the form was incomplete; reload it", 400)
-    data = form.cleaned_data
-    seen = actions.FormState(data["candidate_version"], data["page_revision"])
+    data, seen = form.cleaned_data, form.seen()
     try:
         if action in {"approve", "approve-edit"}:
             claim = actions.candidate_approve(
                 candidate=candidate,
                 reviewer=request.user,
                 seen=seen,
-                edited_text=data["edited_text"] if action == "approve-edit" else None,
+                # The text box always posts: a plain Approve must not drop an edit in it.
+                edited_text=data["edited_text"] if "edited_text" in request.POST else None,
+                as_edited=action == "approve-edit",
+                section=data["section"] if "section" in request.POST else None,
                 note=data["note"],
                 sensitive_confirmed=data["sensitive_confirmed"],
             )
-            messages.success(request, f"Approved: claim {claim.pk} on {claim.page.key}.")
+            messages.success(request, _approved_message(claim, seen))
         elif action == "reject":
             actions.candidate_reject(
                 candidate=candidate, reviewer=request.user, seen=seen, reason=data["note"]
@@ -219,29 +228,44 @@ def candidate_action(
             )
             messages.success(request, f"Deferred candidate #{candidate.pk}.")
         else:
-            target = Claim.objects.filter(project=project, pk=data["claim"] or 0).first()
-            if target is None:
-                raise services.ReviewRefused(
-                    "choose an approved claim of this project to merge into"
-                )
-            actions.candidate_merge(
+            target = actions.candidate_merge(
                 candidate=candidate,
                 reviewer=request.user,
                 seen=seen,
-                claim=target,
+                claim=Claim.objects.filter(project=project, pk=data["claim"] or 0).first(),
                 note=data["note"],
                 sensitive_confirmed=data["sensitive_confirmed"],
             )
             messages.success(request, f"Merged into claim {target.pk}.")
     except services.ReviewRefused as refused:
-        return _refused(request, project, candidate, str(refused), refused.status)
+        edited = data.get("edited_text") if action.startswith("approve") else None
+        return _refused(request, project, candidate, str(refused), refused.status, edited)
     return redirect(_next_in_queue(project, candidate))
 
 
-def _refused(request, project, candidate, message: str, status: int) -> HttpResponse:
+def _approved_message(claim: Claim, seen: actions.FormState) -> str:
+    """The confirmation; it says so when the approval was re-based onto a newer revision."""
+    published = claim.page.current_revision
+    message = f"Approved: claim {claim.pk} on {claim.page.key}."
+    if published is not None and published.parent_id != seen.page_revision_id:
+        was = PageRevision.objects.filter(pk=seen.page_revision_id).first()
+        message += (
+            f" The page had changed since you opened the candidate"
+            f" (you saw {f'r{was.number}' if was else 'no revision'}; others published up to "
+            f"r{published.number - 1}) but not in the claim's section, so it was added to the "
+            f"current page as r{published.number}."
+        )
+    return message
+
+
+def _refused(
+    request, project, candidate, message: str, status: int, edited: str | None = None
+) -> HttpResponse:
     candidate.refresh_from_db()
     context = candidate_context(request, project, candidate)
     context["refusal"] = message
+    # Keep the reviewer's edit in the box, so a refusal never throws their work away.
+    context["edited_text"] = edited if edited and edited.strip() != candidate.text else None
     return render(request, "reviews/candidate.html", context, status=status)
 
 

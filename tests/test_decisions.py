@@ -7,8 +7,9 @@ from django.urls import reverse
 
 from dreaming import services as dreaming
 from dreaming.models import Candidate, CandidateEvidence
-from llmwiki.models import Claim
-from reviews import actions
+from llmwiki.models import AuditEvent, Claim
+from reviews import actions, services
+from reviews.models import Review
 from tests.dreaming_data import seed
 
 WORKER = "The shipment worker runs on tw-app-1 behind nginx."
@@ -70,3 +71,191 @@ def test_the_claim_of_a_first_revision_is_not_told_to_roll_back(client, bob, sta
     client.force_login(bob)
     body = client.get(reverse("reviews:claim", args=[staging.project.slug, claim.pk])).content
     assert b"before r1" not in body and b"no earlier revision to roll back to" in body
+
+
+def action_url(candidate, action: str) -> str:
+    return reverse("reviews:candidate_action", args=[candidate.project.slug, candidate.pk, action])
+
+
+def form(candidate, **extra) -> dict:
+    seen = actions.form_state(candidate)
+    return {
+        "candidate_version": seen.candidate_version,
+        "page_revision": seen.page_revision_id or "",
+        "edited_text": candidate.text,
+        "note": "",
+        **extra,
+    }
+
+
+def denied(candidate) -> list[str]:
+    return list(
+        AuditEvent.objects.filter(action="review.denied", object_id=str(candidate.pk))
+        .order_by("id")
+        .values_list("note", flat=True)
+    )
+
+
+# --- A plain Approve never drops an edit -----------------------------------------------------
+
+
+def test_a_plain_approve_of_an_edited_text_is_refused_not_dropped(staging, bob):
+    with pytest.raises(services.ReviewRefused, match="approve it as edited, or revert"):
+        approve(staging, bob, edited_text="Staging: PostgreSQL 16.", as_edited=False)
+    staging.refresh_from_db()
+    assert staging.status == "proposed" and not Claim.objects.exists()
+    assert denied(staging) == [
+        "approve-edit: you changed the text: approve it as edited, or revert the edit first"
+    ]
+    claim = approve(staging, bob, edited_text="Staging: PostgreSQL 16.", as_edited=True)
+    assert claim.text == "Staging: PostgreSQL 16."
+    assert Review.objects.get(candidate=staging).action == "approve-edit"
+
+
+def test_the_form_keeps_the_edit_and_offers_only_approve_as_edited(client, bob, staging):
+    client.force_login(bob)
+    edited = "Staging: PostgreSQL 16 on db-staging-2."
+    response = client.post(action_url(staging, "approve"), form(staging, edited_text=edited))
+    assert response.status_code == 400
+    body = response.content.decode()
+    assert "approve it as edited, or revert the edit" in body
+    assert f">{edited}</textarea>" in body
+    assert 'data-action="approve" accesskey="a" hidden>Approve</button>' in body
+    assert 'data-action="approve-edit" accesskey="a">Approve as edited</button>' in body
+    assert 'data-action="revert-edit">Revert edit</a>' in body
+    assert not Claim.objects.exists()
+    response = client.post(action_url(staging, "approve-edit"), form(staging, edited_text=edited))
+    assert response.status_code == 302
+    assert Claim.objects.get().text == edited
+
+
+def test_an_unchanged_text_approves_plainly_and_shows_one_approve_button(client, bob, staging):
+    client.force_login(bob)
+    body = panel(client, staging)
+    assert 'data-action="approve" accesskey="a">Approve</button>' in body
+    assert 'data-action="approve-edit" accesskey="a" hidden>' in body
+    response = client.post(action_url(staging, "approve"), form(staging))
+    assert response.status_code == 302
+    assert Review.objects.get(candidate=staging).action == "approve"
+
+
+# --- The merge refusal is audited ---------------------------------------------------------
+
+
+def test_a_merge_without_a_valid_target_is_refused_and_audited(client, bob, staging):
+    client.force_login(bob)
+    response = client.post(action_url(staging, "merge"), form(staging, claim=9999))
+    assert response.status_code == 400
+    assert "choose an approved claim of this project to merge into" in response.content.decode()
+    assert denied(staging) == ["merge: choose an approved claim of this project to merge into"]
+    staging.refresh_from_db()
+    assert staging.status == "proposed"
+
+
+def test_a_merge_into_a_retracted_claim_is_refused_and_audited(dreamed, staging, bob):
+    claim = approve(add_candidate(dreamed, WORKER, key="w"), bob)
+    claim.transition(Claim.Status.RETRACTED, actor=bob)
+    with pytest.raises(services.ReviewRefused, match="retracted, not approved"):
+        actions.candidate_merge(
+            candidate=staging, reviewer=bob, seen=actions.form_state(staging), claim=claim
+        )
+    assert len(denied(staging)) == 1
+
+
+# --- Reviewers on one page do not refuse each other ----------------------------------------
+
+
+def test_two_reviewers_approving_different_candidates_for_one_page_both_succeed(
+    dreamed, staging, bob, alice
+):
+    worker = add_candidate(dreamed, WORKER, key="w", section="Deploys")
+    assert worker.section != staging.section
+    seen_by_bob, seen_by_alice = actions.form_state(staging), actions.form_state(worker)
+    first = actions.candidate_approve(candidate=staging, reviewer=bob, seen=seen_by_bob)
+    second = actions.candidate_approve(candidate=worker, reviewer=alice, seen=seen_by_alice)
+    page = second.page
+    page.refresh_from_db()
+    assert page.current_revision.number == 2
+    assert set(page.current_revision.claim_ids) == {first.pk, second.pk}
+    assert staging.text in page.current_revision.markdown
+    assert WORKER in page.current_revision.markdown
+
+
+def test_the_confirmation_says_the_approval_was_re_based(client, dreamed, staging, bob, alice):
+    worker = add_candidate(dreamed, WORKER, key="w", section="Deploys")
+    data = form(worker)
+    approve(staging, alice)
+    client.force_login(bob)
+    response = client.post(action_url(worker, "approve"), data, follow=True)
+    text = response.content.decode()
+    assert "Approved: claim" in text
+    assert "The page had changed since you opened the candidate (you saw no revision;" in text
+    assert "others published up to r1) but not in the claim" in text
+    assert "so it was added to the current page as r2." in text
+
+
+def test_a_change_to_the_claim_a_merge_folds_into_refuses_the_merge(dreamed, staging, bob, alice):
+    target = approve(staging, bob)
+    merging = add_candidate(dreamed, "db-staging-2 runs Postgres.", key="m")
+    seen = actions.form_state(merging)
+    other = add_candidate(dreamed, "Postgres 16 is on db-staging-2.", key="o")
+    actions.candidate_merge(
+        candidate=other, reviewer=alice, seen=actions.form_state(other), claim=target
+    )
+    extra = dreamed.episodes.filter(source__isnull=False).exclude(claims=target).first()
+    target.evidence.add(extra)
+    from llmwiki.wiki import page_recompile
+
+    page_recompile(page=target.page, actor=alice, reason="test: the claim's citations changed")
+    with pytest.raises(services.ReviewRefused, match=f"changed in claim {target.pk}"):
+        actions.candidate_merge(candidate=merging, reviewer=bob, seen=seen, claim=target)
+
+
+def test_a_merge_re_bases_over_changes_elsewhere_on_the_page(dreamed, staging, bob, alice):
+    target = approve(staging, bob)
+    merging = add_candidate(dreamed, "db-staging-2 runs Postgres.", key="m")
+    seen = actions.form_state(merging)
+    approve(add_candidate(dreamed, WORKER, key="w", section="Deploys"), alice)
+    actions.candidate_merge(candidate=merging, reviewer=bob, seen=seen, claim=target)
+    merging.refresh_from_db()
+    assert merging.status == "merged"
+
+
+# --- The approval path ------------------------------------------------------------------
+
+
+def test_the_reviewer_chooses_or_names_the_section(client, dreamed, staging, bob):
+    approve(add_candidate(dreamed, WORKER, key="w", section="Deploys"), bob)
+    client.force_login(bob)
+    body = panel(client, staging)
+    assert '<datalist id="page-sections"><option value="Deploys"></datalist>' in body
+    response = client.post(action_url(staging, "approve"), form(staging, section="Databases"))
+    assert response.status_code == 302
+    claim = Claim.objects.get(candidates=staging)
+    assert claim.section == "Databases"
+    assert "## Databases\n" in claim.page.current_revision.markdown
+
+
+def test_the_approval_reads_the_page_locks_the_candidate_and_asks_the_role_once(staging, bob):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    seen = actions.form_state(staging)
+    with CaptureQueriesContext(connection) as ctx:
+        actions.candidate_approve(candidate=staging, reviewer=bob, seen=seen)
+    sql = [q["sql"] for q in ctx.captured_queries if q["sql"].startswith("SELECT")]
+
+    def reads(table: str, where: str) -> int:
+        return sum(1 for q in sql if f'FROM "{table}"' in q and where in q)
+
+    assert reads("llmwiki_page", '"llmwiki_page"."key" =') == 1
+    assert reads("llmwiki_page", '"llmwiki_page"."id" =') == 0
+    assert reads("dreaming_candidate", '"dreaming_candidate"."id" =') == 1
+    assert reads("llmwiki_membership", '"llmwiki_membership"."user_id" =') == 1
+
+
+def test_the_approval_preview_marks_the_new_claim_without_a_fake_id(client, bob, staging):
+    client.force_login(bob)
+    body = panel(client, staging)
+    assert f"+- {staging.text} _(new claim; evidence #" in body
+    assert "_(claim 1;" not in body

@@ -130,26 +130,23 @@ def test_a_stale_form_is_refused(staging, bob, alice):
     assert state(staging.project) == before
 
 
-def test_a_changed_target_page_makes_the_form_stale(dreamed, staging, bob):
+def test_a_change_in_the_section_the_claim_lands_in_makes_the_form_stale(dreamed, staging, bob):
     seen = actions.form_state(staging)
-    other = (
-        Candidate.objects.filter(project=dreamed, page_target=staging.page_target)
-        .exclude(pk=staging.pk)
-        .first()
+    other = Candidate.objects.create(
+        project=dreamed,
+        text="The API runs on tw-app-1.",
+        page_target=staging.page_target,
+        section=staging.section,
+        memory_type="semantic-candidate",
+        dedupe_key="extra",
     )
-    if other is None:
-        other = Candidate.objects.create(
-            project=dreamed,
-            text="The API runs on tw-app-1.",
-            page_target=staging.page_target,
-            memory_type="semantic-candidate",
-            dedupe_key="extra",
-        )
-        CandidateEvidence.objects.create(candidate=other, episode=staging.evidence.first().episode)
+    CandidateEvidence.objects.create(candidate=other, episode=staging.evidence.first().episode)
     approve(other, bob)
-    with pytest.raises(services.ReviewRefused, match="changed since you opened") as exc:
+    before = state(dreamed)
+    with pytest.raises(services.ReviewRefused, match="changed in section") as exc:
         actions.candidate_approve(candidate=staging, reviewer=bob, seen=seen)
     assert exc.value.status == 409
+    assert state(dreamed) == before
 
 
 def test_a_double_submit_yields_one_claim_and_one_revision(staging, bob):

@@ -20,7 +20,9 @@
     else if (e.key === "k") { select(index - 1); e.preventDefault(); }
     else if (e.key === "A" || e.key === "D") {
       const action = e.key === "A" ? "approve" : "defer";
-      const button = document.querySelector('#review-form button[data-action="' + action + '"]');
+      // Shift+A presses whichever approve button is showing: "Approve as edited" after an edit.
+      const buttons = document.querySelectorAll('#review-form button[data-action^="' + action + '"]');
+      const button = Array.from(buttons).find(function (b) { return !b.hidden; });
       if (button) { e.preventDefault(); button.click(); }
     }
     else if (e.key === "R") {
@@ -32,4 +34,31 @@
       if (first) { first.focus(); e.preventDefault(); }
     }
   });
+})();
+
+// Candidate page: once the claim text differs from the proposal there is one approve
+// button, "Approve as edited", and a way back. Without JavaScript the server refuses a
+// plain Approve of a changed text and shows the same two choices.
+(function () {
+  "use strict";
+  const text = document.getElementById("id_edited_text");
+  if (!text) return;
+  const form = text.form;
+  const plain = form.querySelector('button[data-action="approve"]');
+  const edited = form.querySelector('button[data-action="approve-edit"]');
+  const revert = form.querySelector('[data-action="revert-edit"]');
+  function sync() {
+    const changed = text.value.trim() !== text.dataset.original.trim();
+    plain.hidden = changed;
+    edited.hidden = !changed;
+    revert.hidden = !changed;
+  }
+  text.addEventListener("input", sync);
+  revert.addEventListener("click", function (e) {
+    e.preventDefault();
+    text.value = text.dataset.original;
+    sync();
+    text.focus();
+  });
+  sync();
 })();

@@ -118,10 +118,10 @@ def test_a_reviewer_approves_with_an_edit_and_the_claim_keeps_the_original(
     edited = "Staging: PostgreSQL 16 on host db-staging-2."
     login(bob)
     page.goto(f"{base(live_server, project)}/review/candidates/{staging.pk}/")
-    textarea = page.get_by_label("Edited text")
+    textarea = page.get_by_label("Claim text")
     expect(textarea).to_have_value(staging.text)
     textarea.fill(edited)
-    page.get_by_role("button", name="Approve with edit").click()
+    page.get_by_role("button", name="Approve as edited").click()
 
     expect(page.get_by_role("status")).to_contain_text("Approved: claim")
     claim = Claim.objects.get(project=project)
@@ -302,7 +302,7 @@ def test_a_viewer_reads_the_candidate_under_dreaming_and_gets_no_review_panel(
     expect(page.locator("blockquote.candidate-text")).to_have_text(staging.text)
     expect(page.get_by_role("heading", name="Why is this here?")).to_be_visible()
     expect(page.get_by_role("heading", name="Decide")).to_have_count(0)
-    for name in ("Approve", "Approve with edit", "Reject", "Defer", "Merge"):
+    for name in ("Approve", "Approve as edited", "Reject", "Defer", "Merge"):
         expect(page.get_by_role("button", name=name, exact=True)).to_have_count(0)
     expect(page.locator("textarea")).to_have_count(0)
     staging.refresh_from_db()
