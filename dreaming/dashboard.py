@@ -7,9 +7,9 @@ from typing import Any
 
 from django.db.models import Count, Q
 
-from dreaming.models import Candidate, Conflict, DreamRun
-from llmwiki.dashboard import register_list_counter, register_panel
-from llmwiki.models import Project
+from dreaming.models import Candidate, CandidateEvidence, Conflict, ConflictSide, DreamRun
+from llmwiki.dashboard import register_episode_panel, register_list_counter, register_panel
+from llmwiki.models import Episode, Project
 
 
 @register_panel
@@ -34,3 +34,19 @@ def open_candidates(project_ids: Iterable[int]) -> dict[int, dict[str, int]]:
         .order_by()
     )
     return {row["project_id"]: {"open_candidates": row["n"]} for row in rows}
+
+
+@register_episode_panel
+def episode_citations(episode: Episode) -> dict[str, Any]:
+    return {
+        "candidate_evidence": list(
+            CandidateEvidence.objects.filter(episode=episode)
+            .select_related("candidate")
+            .order_by("-candidate__created_at", "-candidate_id")
+        ),
+        "conflict_sides": list(
+            ConflictSide.objects.filter(evidence=episode)
+            .select_related("conflict")
+            .order_by("-conflict__detected_at", "-id")
+        ),
+    }

@@ -18,8 +18,10 @@ from llmwiki.schedule import describe_cron
 
 ProjectPanel = Callable[[Project], dict[str, Any]]
 ProjectsCounter = Callable[[Iterable[int]], dict[int, dict[str, int]]]
+EpisodePanel = Callable[[Episode], dict[str, Any]]
 _panels: list[ProjectPanel] = []
 _list_counters: list[ProjectsCounter] = []
+_episode_panels: list[EpisodePanel] = []
 
 
 def register_panel(fn: ProjectPanel) -> ProjectPanel:
@@ -32,6 +34,22 @@ def register_list_counter(fn: ProjectsCounter) -> ProjectsCounter:
     """Add per-project counts to the project list: {project_id: {name: n}}."""
     _list_counters.append(fn)
     return fn
+
+
+def register_episode_panel(fn: EpisodePanel) -> EpisodePanel:
+    """Add entries to an episode's page: what in that app cites the episode."""
+    _episode_panels.append(fn)
+    return fn
+
+
+def episode_panel(episode: Episode) -> dict[str, Any]:
+    """Everything that cites `episode`: the claims here, and what other apps register."""
+    panel: dict[str, Any] = {
+        "claims": list(episode.claims.select_related("page").order_by("-approved_at", "-id")),
+    }
+    for fn in _episode_panels:
+        panel.update(fn(episode))
+    return panel
 
 
 # The project list and the project home count episodes the same way: what the memory holds

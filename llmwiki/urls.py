@@ -9,6 +9,7 @@ project_patterns = [
     path("settings/", views.project_settings, name="project_settings"),
     path("upload/", views.upload, name="upload"),
     path("episodes/", views.episode_list, name="episode_list"),
+    path("episodes/<int:episode_id>/", views.episode_detail, name="episode"),
     path("quarantine/", views.quarantine, name="quarantine"),
     path("audit/", audit_views.audit_log, name="audit_log"),
     path("sources/<int:source_id>/erase/", audit_views.erase_source, name="erase_source"),

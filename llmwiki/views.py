@@ -12,9 +12,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
+from llmwiki import access
 from llmwiki.access import get_project_for, projects_for, readable_only
-from llmwiki.dashboard import list_counts, project_panel
+from llmwiki.dashboard import episode_panel, list_counts, project_panel
 from llmwiki.errors import InputError
+from llmwiki.excerpt import source_excerpt
 from llmwiki.forms import EpisodeFilterForm, ProjectSettingsForm, QuarantineDecisionForm, UploadForm
 from llmwiki.ingest import RawFile, ingest_files
 from llmwiki.models import Episode, Role
@@ -129,6 +131,29 @@ def episode_list(request: HttpRequest, slug: str) -> HttpResponse:
             "form": form,
             "page": page,
             "query": query,
+        },
+    )
+
+
+@require_GET
+@login_required
+def episode_detail(request: HttpRequest, slug: str, episode_id: int) -> HttpResponse:
+    project = get_project_for(request.user, slug)
+    episode = get_object_or_404(
+        Episode.objects.select_related("source", "supersedes"), project=project, pk=episode_id
+    )
+    withheld_note = access.withheld(project, episode)
+    return render(
+        request,
+        "llmwiki/episode_detail.html",
+        {
+            "project": project,
+            "nav": "episodes",
+            "episode": episode,
+            "withheld_note": withheld_note,
+            # Withheld text stays unread, raw lines included.
+            "excerpt": None if withheld_note else source_excerpt(episode),
+            **episode_panel(episode),
         },
     )
 

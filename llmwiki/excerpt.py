@@ -1,0 +1,98 @@
+"""The lines around an episode in its source's raw text, for the episode page.
+
+The raw layer keeps each source's bytes (redacted when the gate found secrets); an
+episode's locator names the file (``bundle.zip!notes/ops.md`` inside a zip) and its lines.
+Secrets are redacted again on the way out, so a blob stored before redaction existed
+still never shows a credential.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from llmwiki import archives
+from llmwiki.blobs import blob_read
+from llmwiki.errors import InputError
+from llmwiki.models import Episode, Source
+from llmwiki.security.secrets import LONG_RUN_GATE, find_secrets
+
+AROUND = 3  # lines shown before and after the episode's own lines
+
+
+@dataclass(frozen=True)
+class Line:
+    number: int
+    text: str
+    inside: bool  # one of the episode's own lines
+
+
+@dataclass
+class SourceExcerpt:
+    lines: list[Line] = field(default_factory=list)
+    # Why no lines are shown, in words ("" when there are lines).
+    missing: str = ""
+
+
+def line_span(locator: dict) -> tuple[int, int] | None:
+    """The episode's first and last line (1-based), if its locator has them."""
+    lines = locator.get("lines")
+    if isinstance(lines, list) and len(lines) == 2 and all(isinstance(n, int) for n in lines):
+        first, last = lines
+    elif isinstance(locator.get("line"), int):
+        first = last = locator["line"]
+    else:
+        return None
+    if first < 1 or last < first:
+        return None
+    return first, last
+
+
+def _source_text(source: Source, path: str) -> str | None:
+    """The decoded text of the file `path` names: the source itself or a member of its zip."""
+    data = blob_read(source.sha256)
+    limits = archives.Limits()
+    archive, sep, member = path.partition("!")
+    if sep and archive.lower().endswith(".zip"):
+        return dict(archives.read_zip_texts(archive, data, limits)).get(member)
+    return archives.decode_text(path, data, limits)
+
+
+def redact_keeping_lines(text: str) -> str:
+    """Redact secrets, keeping a multi-line one's line breaks so line numbers still hold."""
+    raw = text.encode("ascii") if text.isascii() else None
+    gate = raw.translate(LONG_RUN_GATE) if raw is not None else None
+    parts: list[str] = []
+    pos = 0
+    for start, end, kind in find_secrets(text, text.lower(), raw, gate):
+        parts += [text[pos:start], f"[REDACTED:{kind}]", "\n" * text.count("\n", start, end)]
+        pos = end
+    parts.append(text[pos:])
+    return "".join(parts)
+
+
+def source_excerpt(episode: Episode, around: int = AROUND) -> SourceExcerpt:
+    """The episode's lines and `around` lines either side, from its source's raw text."""
+    source = episode.source
+    if source is None:
+        return SourceExcerpt(missing="This episode was posted as an event; it has no file.")
+    if source.status == Source.Status.ERASED:
+        return SourceExcerpt(missing="The source was erased; its raw text is gone.")
+    span = line_span(episode.locator or {})
+    if span is None:
+        return SourceExcerpt(missing="The locator names no lines in the source.")
+    try:
+        text = _source_text(source, (episode.locator or {}).get("path", source.path))
+    except FileNotFoundError:
+        return SourceExcerpt(missing="The source's raw file is missing from the blob store.")
+    except InputError as exc:
+        return SourceExcerpt(missing=f"The source's raw file cannot be read: {exc.reason}.")
+    if text is None:
+        return SourceExcerpt(missing="The file is no longer in the source's archive.")
+    all_lines = redact_keeping_lines(text).split("\n")
+    first, last = span
+    if first > len(all_lines):
+        return SourceExcerpt(missing="The source has fewer lines than the locator names.")
+    start, end = max(1, first - around), min(len(all_lines), last + around)
+    return SourceExcerpt(
+        lines=[Line(n, all_lines[n - 1], first <= n <= last) for n in range(start, end + 1)]
+    )
