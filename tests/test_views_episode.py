@@ -14,7 +14,7 @@ from llmwiki.blobs import blob_path
 from llmwiki.excerpt import line_span, source_excerpt
 from llmwiki.ingest import RawFile, ingest_files
 from llmwiki.models import Episode, Source
-from reviews import services as review
+from reviews import actions as review
 from tests.dreaming_data import seed
 
 AWS_KEY = "AKIAZ7TIDEWATERTEST1"
