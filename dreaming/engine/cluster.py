@@ -14,15 +14,15 @@ Two stages, neither comparing all pairs:
    the rest go best-first under the merged-profile guard, so a vague sentence cannot
    bridge two hosts or two products.
 2. **Value split.** Within a subject group, sentences with different numbers or versions
-   are different facts ("Postgres 16" vs "Postgres 15", "worker v1.4" vs "v1.5"); the split
+   are different facts ("Engine 16" vs "Engine 15", "worker v1.4" vs "v1.5"); the split
    is also what conflict detection reads. Sentences with no value join the only value
    present, or stay together when there are several.
 
 Before both stages, **entity anchors** settle the commonest short fact outright: a host,
-a product and its version stated together ("PostgreSQL 16 on db-staging-2", "db-staging-2
-= our staging Postgres, version 16"). Sentences sharing host, product, environment and
+a product and its version stated together ("EngineDB 16 on ledger-db-2", "ledger-db-2
+= our ledger Engine, version 16"). Sentences sharing host, product, environment and
 version are one fact however much else they say: a restatement buried in a long log line
-("noting for whoever runs migrations next: …, don't point the staging app anywhere else
+("for whoever runs the next upgrade: …, don't point the reporting app anywhere else
 even when the prod dump is being restored") has too few subject terms in common to reach
 the Jaccard threshold, and its stray "prod" and "don't" would fail the identity guard and
 the polarity split, although neither is about the fact. Only the anchor's own
@@ -203,8 +203,8 @@ class Anchor(NamedTuple):
         return self.host, self.product, self.envs
 
 
-# Words that may stand between a product and its version ("Postgres, version 16",
-# "postgres is v16"); anything else there means the number is not the product's version.
+# Words that may stand between a product and its version ("Engine, version 16",
+# "engine is v16"); anything else there means the number is not the product's version.
 _VERSION_LINK = frozenset(word_list("version versions ver v release is was are"))
 # A number followed by one of these is a measurement or a count, which no host "is".
 _MEASURE_UNITS = frozenset(
@@ -217,7 +217,7 @@ _MEASURE_UNITS = frozenset(
     """
     )
 )
-TICKET_RE = re.compile(r"\b[A-Z][A-Z0-9]*(?:-[A-Z][A-Z0-9]*)*-\d+\b")  # TW-150, INC-007
+TICKET_RE = re.compile(r"\b[A-Z][A-Z0-9]*(?:-[A-Z][A-Z0-9]*)*-\d+\b")  # OPS-150, INC-7
 _HOST_REACH = 6  # tokens between a host and the version it runs
 _ENV_REACH = 3  # tokens around the anchor that may name its environment
 _NEG_REACH = 2  # tokens before the anchor a negation may govern it from
@@ -259,7 +259,7 @@ def _envs_of(host: str) -> frozenset[str]:
     return got
 
 
-# A sentence reporting what happened ("Deployed worker v1.4 to tw-app-1") is a timeline
+# A sentence reporting what happened ("Deployed worker v1.4 to app-7") is a timeline
 # entry, not a standing fact; ordinary clustering keeps such entries apart by their
 # other details. Skipping them also spares the token walk most lines of a busy log.
 PAST_EVENTS = frozenset(
@@ -283,7 +283,7 @@ def fact_anchor(text: str) -> Anchor | None:
 
     A version is a bare number or ``vN.N`` (not "71%", not "1.92 GB", not "124 rows")
     right after its product, or after "version"/"is" following it; a host within a few
-    tokens of it names where that product runs (ticket ids such as ``TW-150`` look like
+    tokens of it names where that product runs (ticket ids such as ``OPS-150`` look like
     host names and are skipped). A sentence stating two different such facts returns
     None: it is a comparison or a summary, and merging it would bridge both facts.
     """

@@ -2,7 +2,7 @@
 
 Three kinds, each found through an index rather than by comparing all pairs:
 
-* **value** — one subject, different values ("staging DB is Postgres 16" vs "… 15"): the
+* **value** — one subject, different values ("the ledger DB is Engine 16" vs "… 15"): the
   value split of a subject group (see ``cluster``) already lines the sides up. Every side
   must be a *state assertion* (``is_state``): something linked to its value by a copula,
   "=", "runs on", "uses"…, with no event verb, status word, measurement, count or run id.
@@ -14,8 +14,8 @@ Three kinds, each found through an index rather than by comparing all pairs:
   X", "dropped X" against an earlier "use/decided on X" (or an approved claim saying so).
 * **negation** — "we do not use X" vs "we use X", in either order.
 
-Decision statements are indexed by their object's canonical head word ("RabbitMQ" →
-``rabbitmq``) and matched only when their scopes ("for the shipment event queue") agree.
+Decision statements are indexed by their object's canonical head word ("QueueCo" →
+``queueco``) and matched only when their scopes ("for the order event queue") agree.
 """
 
 from __future__ import annotations
@@ -30,13 +30,13 @@ from .dedupe import jaccard
 from .text import GENERIC, MARK, STOP, TOKEN_RE, WEAK, analyse, token_info, word_list
 
 # Patterns are case-sensitive on purpose: a multi-word object continues only through
-# Capitalised words ("Redis Streams"), so verbs and prepositions carry (?i:) locally.
+# Capitalised words ("Event Log"), so verbs and prepositions carry (?i:) locally.
 _OBJ = (
     r"(?i:the |a |an |our )?(?P<{g}>`[^`]{{1,60}}`"
     r"|[A-Za-z0-9][\w.+#-]*[\w+#](?:\s+[A-Z][\w.+#-]*[\w+#]){{0,2}}|[A-Za-z0-9])"
     r"(?:\s+v?\d[\w.]*)?"
 )
-# The scope may follow a few more words of the object ("redis streams for the queue").
+# The scope may follow a few more words of the object ("event log for the queue").
 _SCOPE = r"(?:[^.;:!?]{{0,40}}?\s(?i:for|as|in|on|across|with)\s+(?P<scope>[^.;:!?]{{3,80}}))?"
 _USE_VERBS = (
     r"use|uses|using|adopt|adopted|adopting|choose|chose|chosen|pick|picked|go with|went with"
@@ -339,7 +339,7 @@ _MEASURE_RE = re.compile(
 # Ids of runs, builds, pull requests and tickets: each names one occurrence of something.
 _ID_RE = re.compile(r"#\d+|\b(?:run|build|job|pr|issue|ticket|attempt)\s+#?\d+", re.I)
 # A log line that opens with its clock time and a past-tense verb reports what happened
-# ("08:20 disabled the relay", "11:30 Jonas asked …", "14:00 PR #322 reviewed …").
+# ("08:20 disabled the flag", "11:30 Ann asked …", "14:00 PR #12 reviewed …").
 _LOGGED_EVENT_RE = re.compile(r"^\d{1,2}:\d{2}\S*\s+(?:\S+\s+){0,2}?[a-z]*[a-df-z]ed\b")
 STATUS_WORDS = frozenset(
     word_list(
@@ -353,7 +353,7 @@ _NOT_STATE = EVENT_WORDS | STATUS_WORDS
 
 
 def is_state(text: str, content: Sequence[str]) -> bool:
-    """True when a sentence asserts a lasting state ("staging DB is Postgres 16").
+    """True when a sentence asserts a lasting state ("the ledger DB is Engine 16").
 
     Only states can contradict each other; events, status lines, readings and counts
     make timelines (see the module docstring). Cheapest tests first: most sentences in a

@@ -234,9 +234,9 @@ def _nested(a: frozenset[str], b: frozenset[str]) -> bool:
 def identity_compatible(a: Features, b: Features, *, values: bool) -> bool:
     """True when two texts may be about the same thing (topic identity guard).
 
-    Hosts and environments must be equal when both texts name one ("db-staging-2" vs
-    "db-prod-1" never merge); identifiers and names must nest (a text naming RabbitMQ and
-    one naming Kafka never merge, one naming only Postgres may join one naming Postgres
+    Hosts and environments must be equal when both texts name one ("ledger-stg-2" vs
+    "ledger-prod-1" never merge); identifiers and names must nest (a text naming QueueCo and
+    one naming BusCo never merge, one naming only Engine may join one naming Engine
     and the database). With ``values`` numbers and versions must be equal too
     ("worker v1.4" vs "worker v1.5").
     """

@@ -2,9 +2,9 @@
 
 ``conflicts`` finds contradictions where the wording lines them up (one subject group
 split by value, "moved from X to Y" against "use X"). Restatements in other words carry
-contradictions too ("the uplink interval is 10 minutes" … "the uplink interval is 5
-minutes from today"; "push goes through A" … "push now goes through B"; "each unit has a
-battery pack" … "the units have no battery backup"). Those blocks are paraphrase
+contradictions too ("the sync interval is 10 minutes" … "the sync interval is 5
+minutes from today"; "mail goes through A" … "mail now goes through B"; "each node has a
+standby disk" … "the nodes have no standby disk"). Those blocks are paraphrase
 neighbours (``similar``), so each block is compared with its few closest neighbours
 only, never all pairs, for three kinds of disagreement:
 
@@ -509,6 +509,6 @@ _SPEAKER_RE = re.compile(
 
 
 def speaker(text: str) -> str | None:
-    """The name a block opens with as its speaker ("Teodor: …", "10:40 Jonas: …")."""
+    """The name a block opens with as its speaker ("Ann: …", "10:40 Bo: …")."""
     m = _SPEAKER_RE.match(text)
     return m.group(1).lower() if m else None

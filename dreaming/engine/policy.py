@@ -84,8 +84,8 @@ class Policy:
     # entities. 0.7 folds re-pastes and small edits, keeps paraphrases apart.
     near_dup_jaccard: float = 0.7
     # Sentences about the same subject: Jaccard of subject terms (values removed). 0.5 joins
-    # "staging DB is Postgres 16 (host db-staging-2)" with "staging runs on postgres 16 —
-    # db-staging-2" while the identity guard keeps other hosts and versions apart.
+    # "ledger DB is Engine 16 (host ledger-db-2)" with "ledger runs on engine 16 —
+    # ledger-db-2" while the identity guard keeps other hosts and versions apart.
     cluster_jaccard: float = 0.5
     # Blocks stating the same fact in other words (similar.py) share at least two terms
     # whose summed idf exceeds this multiple of 2 ln n nats (n blocks in the sweep): at

@@ -2,7 +2,7 @@
 
 A runbook is written once as a numbered list ("1. Announce … 2. Check CI … 3. Back up …")
 and then executed: sometimes logged as one entry with a nested numbered list, sometimes
-as one log line per step ("07:45 step 5 — `make lb-drain HOST=tw-app-2`"). Sentence
+as one log line per step ("07:45 step 5 — `make drain HOST=node-b`"). Sentence
 clustering sees ten unrelated facts in each of those, and proposed one candidate per
 step per run. Here each is an **instance** (step number → sentences), and instances whose
 aligned steps say the same thing are one procedure: one candidate, every run its evidence.
@@ -86,8 +86,8 @@ def _step_terms(units: list[int], features: Sequence[Features]) -> frozenset[str
 
 
 def _steps_agree(a: frozenset[str], b: frozenset[str]) -> bool:
-    # Two shared terms, or a good overlap: "took tw-app-2 out of the HAProxy pool: `make
-    # lb-drain HOST=tw-app-2`" does the step "Take tw-app-2 out of the HAProxy pool".
+    # Two shared terms, or a good overlap: "took node-b out of the balancer pool: `make
+    # drain HOST=node-b`" does the step "Take node-b out of the balancer pool".
     return len(a & b) >= 2 or jaccard(a, b) >= 0.25
 
 

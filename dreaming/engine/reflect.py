@@ -102,8 +102,8 @@ _MARKER_CUES: dict[str, tuple[str, ...]] = {
 def find_marker(sentence: str, checkbox: str | None = None) -> Marker | None:
     """Return the lifecycle marker of a sentence (earliest in the text wins), or None.
 
-    A log line's clock time is not part of what it says: "08:15 closed TW-150." opens
-    with its marker just as "closed TW-150." does.
+    A log line's clock time is not part of what it says: "08:15 closed OPS-150." opens
+    with its marker just as "closed OPS-150." does.
     """
     if sentence[:1].isdigit():
         sentence = _CLOCK_RE.sub("", sentence, count=1)
@@ -250,8 +250,8 @@ BROAD = 1000  # see TopicIndex.clusters_for
 def topic_need(k: int) -> int:
     """How many of a k-term topic a cluster must hold for the marker to apply to it.
 
-    Short topics need every term: "Closed: cleanup for worker on tw-app-3" must not close
-    the fact "worker runs on tw-app-3" through two shared words.
+    Short topics need every term: "Closed: cleanup for worker on app-3" must not close
+    the fact "worker runs on app-3" through two shared words.
     """
     return k if k <= 3 else math.ceil(2 * k / 3)
 

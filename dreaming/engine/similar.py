@@ -47,7 +47,7 @@ _PHRASE_SHARE = 0.8
 # Rows of the candidate product per step: bounds its memory whatever the sweep's size.
 _CHUNK = 4096
 # Two shared terms is the least a relation between two things can be stated with; one
-# shared term is only a topic ("the gateway").
+# shared term is only a topic ("the service").
 MIN_SHARED_TERMS = 2
 
 

@@ -122,8 +122,6 @@ GENERIC_WORDS = frozenset(
 )
 
 SYNONYMS = {
-    "postgresql": "postgres",
-    "psql": "postgres",
     "db": "database",
     "dbs": "database",
     "databases": "database",
@@ -150,11 +148,15 @@ SYNONYMS = {
     "svcs": "service",
     "deps": "dependency",
     "dep": "dependency",
-    "rabbit": "rabbitmq",
     "mins": "minute",
     "secs": "second",
     "hrs": "hour",
 }
+
+# Product names often end in two letters naming their kind (query language, message queue,
+# database) that people drop when they speak of them: "<name>ql" is said "<name>". Only
+# a stem of six letters or more is cut, so short words keep their ending.
+_KIND_SUFFIXES = ("ql", "mq", "db")
 
 ENV_CANON = {
     "production": "production",
@@ -183,8 +185,8 @@ _HOST_ENV_PARTS = {
 _NO_STEM = frozenset(
     word_list(
         """
-    postgres kubernetes jenkins status always process access analysis canvas alias series
-    news https redis sms dns aws gcs ios macos windows sometimes perhaps across whereas
+    status always process access analysis canvas alias series
+    news https sms dns ios macos windows sometimes perhaps across whereas
     unless yes thus plus bus its has was does this is less class address express success
     progress bonus campus virus focus corpus census versus previous various serious
     """
@@ -221,7 +223,7 @@ _STAMP_RE = re.compile(
     r"|\d{1,2}:\d{2}(?::\d{2})?)\]?\s*(?:[-–—:|]\s*)?"
 )
 # A sentence ends at . ! or ? followed by space and anything word-like — notes and chat
-# often start the next sentence in lower case ("… db-staging-2. owner: Ivan …").
+# often start the next sentence in lower case ("… ledger-db-2. owner: Ann …").
 _SENT_SPLIT_RE = re.compile(r"([.!?]+)\s+(?=[\w`\"'(\[@])")
 _ABBREVIATIONS = frozenset(
     word_list("e.g i.e etc vs cf approx incl ca no fig mr mrs ms dr st jr sr a.m p.m al eg ie")
@@ -286,6 +288,8 @@ def _classify(token: str) -> tuple[str, int]:
     if ("_" in low or ("-" in low and low not in SYNONYMS)) and low.strip("_-"):
         return low, IDENT
     canon = SYNONYMS.get(low, low)
+    if len(canon) >= 8 and canon.endswith(_KIND_SUFFIXES) and canon.isalpha():
+        canon = canon[:-2]
     if (
         canon.isalpha()
         and len(canon) > 4
@@ -357,7 +361,7 @@ class Features:
         )
 
 
-# A whitespace-separated chunk ("db-staging-2).", "(host", "Decision:") is classified once
+# A whitespace-separated chunk ("ledger-db-2).", "(host", "Decision:") is classified once
 # into everything a sentence needs from it: its content tokens, subject terms, values and
 # entities, counts, cue bits, and whether it opens a clause (a leading "(" or quote) or
 # opens one for the next chunk (a trailing ":"). A sentence is then a handful of list and
@@ -439,7 +443,7 @@ def _chunk(raw: str) -> _ChunkInfo:
 
 _EMPTY: frozenset[str] = frozenset()
 NOT_MARK: frozenset[str] = frozenset({"¬"})
-# Identity sets repeat across sentences ({"tw-app-1"}, {"16"}); sharing one object per
+# Identity sets repeat across sentences ({"app-7"}, {"16"}); sharing one object per
 # distinct set keeps a 100k-episode sweep's features in a few hundred MiB, not a GiB.
 _SETS: dict[frozenset[str], frozenset[str]] = {}
 
@@ -522,7 +526,7 @@ _ENTITY = HOST | ENV | IDENT | NAMEY | CAP
 
 
 def host_envs(host: str) -> list[str]:
-    """Return the environments a host name encodes ("db-staging-2" → staging)."""
+    """Return the environments a host name encodes ("ledger-stg-2" → staging)."""
     return [_HOST_ENV_PARTS[p] for p in re.split(r"[-.]", host) if p in _HOST_ENV_PARTS]
 
 
@@ -732,22 +736,26 @@ def normalise(text: str) -> str:
     return _WS_RE.sub(" ", cleaned).strip().lower().rstrip(".!;, ")
 
 
+# The shell's own utilities and the package and container tools of every stack; any
+# other program is known by its flags (_FLAGGED_RE).
 _SHELL_CMDS = frozenset(
     word_list(
         """
     sudo git cd ls cat docker kubectl npm npx pip pip3 python python3 make curl wget ssh
     scp systemctl journalctl rm cp mv grep echo export source chmod chown tail head less
-    vim nano psql mysql redis-cli helm terraform ansible yarn pnpm poetry uv go cargo
-    brew apt apt-get yum dnf service tar unzip ps kill top htop df du mkdir touch ln
+    vim nano yarn pnpm poetry uv go cargo brew apt apt-get yum dnf service tar unzip ps
+    kill top htop df du mkdir touch ln
     """
     )
 )
+# A program, up to three arguments, then a flag: "tool sub --flag", "tool -h host".
+_FLAGGED_RE = re.compile(r"^[a-z][\w.-]*(?:\s+[\w./:=-]+){0,3}\s+--?[a-z]")
 _SHELL_PROMPT_RE = re.compile(r"^(?:\$|#|>|PS>)\s+\S")
 _URL_ONLY_RE = re.compile(r"^<?https?://\S+>?$")
 
 
 # A sentence opening with one of these leans on the sentence before it for its subject
-# ("that's not true yet (scan fast path)."): on its own it claims nothing checkable.
+# ("that's not true yet (the fast path)."): on its own it claims nothing checkable.
 _ANAPHORIC_OPENERS = (
     "that's ",
     "that’s ",
@@ -764,7 +772,7 @@ _PRONOUNS = frozenset(word_list("me us i you him her them we myself"))
 
 
 def _is_name_list(stripped: str) -> bool:
-    """True for a bare list of people ("Maya, Jonas, Priya, builder, me."): no predicate.
+    """True for a bare list of people ("Ann, Bo, Cy, builder, me."): no predicate.
 
     Three or more short comma-separated items, most of them capitalised names, pronouns
     or handles: an attendee line, which says who was there and nothing about the project.
@@ -805,7 +813,7 @@ def junk_reason(
         return "code_only"
     if features.stop_ratio < 0.12:
         first = stripped.split(None, 1)[0].lower()
-        if first in _SHELL_CMDS:
+        if first in _SHELL_CMDS or _FLAGGED_RE.match(stripped):
             return "shell_command"
     if features.words < 4:
         return "too_short"
@@ -844,7 +852,7 @@ def display_text(sentence: str) -> str:
     """Strip a leading clock time and filler labels ("Reminder:", "FYI -").
 
     That way a grounded sentence reads as a claim. Nothing else changes — not even
-    case: "db-staging-2 is …" must stay a host name.
+    case: "ledger-db-2 is …" must stay a host name.
     """
     out = sentence.strip()
     if out[:1].isdigit():

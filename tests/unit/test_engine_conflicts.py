@@ -22,14 +22,14 @@ T0 = datetime(2026, 3, 2, tzinfo=UTC)
 def test_it_reads_a_decision_to_use_something_for_a_scope():
     (st,) = statements("Decision: use RabbitMQ for the shipment event queue")
 
-    assert (st.kind, st.obj, st.obj_text) == ("use", "rabbitmq", "RabbitMQ")
+    assert (st.kind, st.obj, st.obj_text) == ("use", "rabbit", "RabbitMQ")
     assert st.scope == {"shipment", "event", "queue"}
 
 
 def test_it_reads_reversals_as_leaving_one_thing_and_using_another():
     sts = statements("We moved from RabbitMQ to Redis Streams for the shipment event queue")
 
-    assert [(s.kind, s.obj) for s in sts] == [("rev", "rabbitmq"), ("use", "redis")]
+    assert [(s.kind, s.obj) for s in sts] == [("rev", "rabbit"), ("use", "redis")]
     assert [s.kind for s in statements("Replaced nginx with Caddy on the edge hosts.")] == [
         "rev",
         "use",

@@ -43,7 +43,7 @@ def test_it_reads_identifiers_names_and_owners():
 def test_it_does_not_take_a_sentence_opening_word_for_a_name():
     assert entities("Deployed worker to tw-app-1.")["name"] == frozenset()
     assert "grace" in entities("Deployed worker after Grace approved.")["name"]
-    assert entities("Decision: Use RabbitMQ.")["name"] == {"rabbitmq"}
+    assert entities("Decision: Use RabbitMQ.")["name"] == {"rabbit"}
 
 
 def test_it_normalises_synonyms_into_key_terms():
