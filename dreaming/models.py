@@ -342,6 +342,14 @@ class Conflict(models.Model):
     resolved_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # Where an accepted (or merged) text went: an approved claim, or a candidate in the queue.
+    accepted_position = models.PositiveSmallIntegerField(null=True, blank=True)
+    accepted_claim = models.ForeignKey(
+        Claim, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    accepted_candidate = models.ForeignKey(
+        "Candidate", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     objects = ConflictQuerySet.as_manager()
 

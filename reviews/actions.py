@@ -172,10 +172,14 @@ def candidate_approve(
     edited_text: str | None = None,
     as_edited: bool = True,
     section: str | None = None,
+    supersedes: Claim | None = None,
     note: str = "",
     sensitive_confirmed: bool = False,
 ) -> Claim:
     """Approve (optionally with an edit): claim, page revision, MANIFEST, CHANGELOG, audit.
+
+    With `supersedes` (an accepted conflict side), the new claim replaces that approved
+    claim, which must still be approved.
 
     An `edited_text` that differs from the candidate's is approved only `as_edited`; a
     plain approval with a changed text is refused rather than dropping the edit. `section`
@@ -200,6 +204,12 @@ def candidate_approve(
         text = edited_text.strip() if edited else current.text
         if not text:
             raise ReviewRefused("the claim text is empty", 400)
+        if supersedes is not None:
+            supersedes = Claim.objects.select_for_update().get(pk=supersedes.pk)
+            if not supersedes.is_approved or supersedes.page_id != page.pk:
+                raise ReviewRefused(
+                    f"claim {supersedes.pk} is no longer an approved claim of {page.key}", 409
+                )
         claim = claim_create(
             page=page,
             text=text,
@@ -207,6 +217,7 @@ def candidate_approve(
                 candidate=current, role=CandidateEvidence.Role.SUPPORT
             ).values_list("episode_id", flat=True),
             reviewer=reviewer,
+            supersedes=supersedes,
             section=section.strip()[:200] if section is not None else current.section,
             subject_key=current.subject_key,
             security_class=current.security_class,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import date
 from typing import Any
 
@@ -9,22 +11,22 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from dreaming.models import Conflict, ConflictSide
+from dreaming.models import Candidate, CandidateEvidence, Conflict, ConflictSide
 from llmwiki.access import has_role
 from llmwiki.models import (
+    SECURITY_RANK,
     AuditEvent,
+    Claim,
+    Episode,
     Page,
     PageKey,
     PageRevision,
     Project,
     Role,
+    SecurityClass,
 )
-from llmwiki.wiki import (
-    claim_create,
-    page_publish,
-    page_recompile,
-    record_change,
-)
+from llmwiki.wiki import page_publish, page_recompile, record_change
+from reviews import actions
 from reviews.services import ReviewRefused
 
 
@@ -70,6 +72,18 @@ def open_questions_publish(*, project: Project, actor: Any, reason: str) -> Page
     )
 
 
+@contextmanager
+def _refusals_audited(conflict: Conflict, actor: Any, resolution: str) -> Iterator[None]:
+    """Record a refusal after the transaction rolled back, so only it remains."""
+    try:
+        yield
+    except ReviewRefused as exc:
+        AuditEvent.record(
+            actor=actor, action="review.denied", obj=conflict, note=f"{resolution}: {exc}"
+        )
+        raise
+
+
 def conflict_resolve(
     *,
     conflict: Conflict,
@@ -81,17 +95,23 @@ def conflict_resolve(
     scopes: dict[int, str] | None = None,
     owner: AbstractBaseUser | None = None,
     due: date | None = None,
+    sensitive_confirmed: bool = False,
 ) -> Conflict:
-    """Resolve (or escalate) a conflict; OPEN_QUESTIONS is recompiled from what stays open."""
-    if not has_role(actor, conflict.project, Role.REVIEWER):
-        raise ReviewRefused("resolving conflicts needs the reviewer role", 403)
-    if resolution not in Conflict.Resolution.values:
-        raise ReviewRefused(f"unknown resolution {resolution!r}", 400)
-    with transaction.atomic():
-        locked = Conflict.objects.select_for_update().get(pk=conflict.pk)
+    """Resolve (or escalate) a conflict; OPEN_QUESTIONS is recompiled from what stays open.
+
+    An accepted side or a merged text always ends somewhere a reader can follow: approved
+    as a claim superseding the approved claim it contradicts (through the same gates as
+    any approval), or, when no side is approved yet, a candidate queued for review.
+    """
+    with _refusals_audited(conflict, actor, resolution), transaction.atomic():
+        if not has_role(actor, conflict.project, Role.REVIEWER):
+            raise ReviewRefused("resolving conflicts needs the reviewer role", 403)
+        if resolution not in Conflict.Resolution.values:
+            raise ReviewRefused(f"unknown resolution {resolution!r}", 400)
+        locked = Conflict.objects.select_for_update().select_related("project").get(pk=conflict.pk)
         if locked.status == Conflict.Status.RESOLVED:
             raise ReviewRefused(f"conflict {conflict.pk} is already resolved", 409)
-        sides = list(locked.sides.select_related("claim").prefetch_related("evidence"))
+        sides = list(locked.sides.select_related("claim__page").prefetch_related("evidence"))
         now = timezone.now()
         R = Conflict.Resolution
         if resolution == R.ESCALATE:
@@ -101,11 +121,15 @@ def conflict_resolve(
             locked.owner, locked.due = owner, due
         else:
             if resolution == R.ACCEPT_NEW:
-                _accept_side(locked, sides, winner, actor)
+                chosen = next((s for s in sides if s.position == winner), None)
+                if chosen is None:
+                    raise ReviewRefused("choose which side to accept", 400)
+                locked.accepted_position = chosen.position
+                _accept(locked, chosen, sides, chosen.text, actor, sensitive_confirmed)
             elif resolution == R.MERGE:
                 if not merged_text.strip():
                     raise ReviewRefused("merging needs the merged text", 400)
-                _supersede_with(locked, sides, merged_text.strip(), actor)
+                _accept(locked, None, sides, merged_text.strip(), actor, sensitive_confirmed)
             elif resolution == R.BOTH_VALID:
                 scopes = scopes or {}
                 if any(not scopes.get(s.position, "").strip() for s in sides):
@@ -126,6 +150,9 @@ def conflict_resolve(
             after={
                 "status": locked.status,
                 "age_hours": round((now - locked.detected_at).total_seconds() / 3600, 1),
+                "accepted_position": locked.accepted_position,
+                "claim": locked.accepted_claim_id,
+                "candidate": locked.accepted_candidate_id,
             },
             note=note,
         )
@@ -140,41 +167,99 @@ def conflict_resolve(
         return locked
 
 
-def _accept_side(conflict: Conflict, sides: list[ConflictSide], winner: int | None, actor) -> None:
-    """Accept side `winner` (a position); it supersedes the claim on the other side, if any."""
-    chosen = next((s for s in sides if s.position == winner), None)
-    if chosen is None:
-        raise ReviewRefused("choose which side to accept", 400)
-    _supersede_with(
-        conflict, [s for s in sides if s is not chosen], chosen.text, actor, evidence_from=chosen
-    )
-
-
-def _supersede_with(
-    conflict: Conflict, losing: list[ConflictSide], text: str, actor, evidence_from=None
+def _accept(
+    conflict: Conflict,
+    chosen: ConflictSide | None,
+    sides: list[ConflictSide],
+    text: str,
+    actor: AbstractBaseUser,
+    sensitive_confirmed: bool,
 ) -> None:
+    """Put `text` (side `chosen`, or a merge of all sides when None) where it can be read."""
+    losing = [s for s in sides if s is not chosen]
+    if chosen is not None and chosen.claim and chosen.claim.is_approved:
+        # The accepted side is approved memory already; the other approved sides give way.
+        for side in losing:
+            if side.claim and side.claim.is_approved:
+                side.claim.transition(
+                    Claim.Status.RETRACTED,
+                    actor=actor,
+                    note=f"conflict {conflict.pk}: claim {chosen.claim_id} accepted instead",
+                )
+                page_recompile(page=side.claim.page, actor=actor, reason=f"conflict {conflict.pk}")
+        conflict.accepted_claim = chosen.claim
+        return
     old = next((s.claim for s in losing if s.claim and s.claim.is_approved), None)
+    evidence = {e.pk for s in ([chosen] if chosen else sides) for e in s.evidence.all()}
+    if chosen is None and old is not None:
+        evidence |= set(old.evidence.values_list("id", flat=True))
+    candidate = _candidate_for(conflict, chosen, text, evidence, old, actor)
+    conflict.accepted_candidate = candidate
     if old is None:
-        return  # nothing approved to replace: the accepted side goes through normal review
-    episodes = [e.pk for e in (evidence_from.evidence.all() if evidence_from else [])]
-    episodes += [e.pk for s in losing for e in s.evidence.all()] if evidence_from is None else []
-    new = claim_create(
-        page=old.page,
-        text=text,
-        evidence=set(episodes) | set(old.evidence.values_list("id", flat=True)),
+        return  # no approved side to replace: the text waits in the review queue
+    conflict.accepted_claim = actions.candidate_approve(
+        candidate=candidate,
         reviewer=actor,
+        seen=actions.form_state(candidate),
         supersedes=old,
-        note=f"conflict {conflict.pk}",
+        note=f"accepted in conflict {conflict.pk}",
+        sensitive_confirmed=sensitive_confirmed,
     )
-    revision = page_recompile(
-        page=old.page,
+
+
+def _candidate_for(
+    conflict: Conflict,
+    chosen: ConflictSide | None,
+    text: str,
+    evidence: set[int],
+    old: Claim | None,
+    actor: AbstractBaseUser,
+) -> Candidate:
+    """The side's own open candidate, or a new one carrying its text and evidence."""
+    if chosen is not None and chosen.candidate_id:
+        own = Candidate.objects.filter(pk=chosen.candidate_id).first()
+        if own is not None and own.is_open and own.text == text:
+            return own
+    episodes = list(Episode.objects.filter(pk__in=evidence).values_list("security_class", "flags"))
+    classes = [c for c, _ in episodes] or [SecurityClass.INTERNAL]
+    what = f"side {chosen.position + 1}" if chosen else "merged text"
+    if old is not None:
+        page_key, section = old.page.key, old.section
+    else:
+        page_key = (
+            PageKey.DECISION_LOG
+            if conflict.kind == Conflict.Kind.REVERSAL
+            else PageKey.SYSTEM_OVERVIEW
+        )
+        section = ""
+    key = f"conflict:{conflict.pk}:{chosen.position if chosen else 'merge'}"
+    candidate, created = Candidate.objects.get_or_create(
+        project=conflict.project,
+        dedupe_key=key,
+        defaults={
+            "text": text,
+            "page_target": page_key,
+            "section": section,
+            "route_reason": f"accepted {what} of conflict #{conflict.pk}: {conflict.subject}"[:300],
+            "memory_type": Episode.MemoryType.SEMANTIC,
+            "subject_key": (old.subject_key if old else conflict.subject)[:200],
+            "security_class": max(classes, key=SECURITY_RANK.__getitem__),
+            "flags": sorted({f for _, flags in episodes for f in flags or []}),
+        },
+    )
+    if not created:
+        raise ReviewRefused(
+            f"conflict {conflict.pk} already queued this text as candidate #{candidate.pk}", 409
+        )
+    CandidateEvidence.objects.bulk_create(
+        [CandidateEvidence(candidate=candidate, episode_id=i) for i in sorted(evidence)]
+    )
+    AuditEvent.record(
         actor=actor,
-        reason=f"conflict {conflict.pk}: claim {old.pk} superseded by {new.pk}",
+        action="candidate.proposed",
+        obj=candidate,
+        after={"conflict": conflict.pk, "episodes": sorted(evidence)},
     )
-    record_change(
-        project=old.project,
-        actor=actor,
-        summary=f"{old.page.key}: claim {new.pk} supersedes {old.pk}",
-        claim=new,
-        revision=revision,
-    )
+    if chosen is not None:
+        ConflictSide.objects.filter(pk=chosen.pk).update(candidate=candidate)
+    return candidate

@@ -58,6 +58,7 @@ class ConflictResolveForm(forms.Form):
         required=False, max_length=4000, widget=forms.Textarea(attrs={"rows": 2})
     )
     owner = forms.CharField(required=False, max_length=150, label="Owner (username)")
+    sensitive_confirmed = forms.BooleanField(required=False, label="Sensitive content reviewed")
     due = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
 
 

@@ -287,7 +287,9 @@ def conflicts(request: HttpRequest, slug: str) -> HttpResponse:
     if request.method == "POST":
         return _resolve(request, project)
     show = request.GET.get("show", "open")
-    qs = Conflict.objects.filter(project=project).select_related("owner", "resolved_by")
+    qs = Conflict.objects.filter(project=project).select_related(
+        "owner", "resolved_by", "accepted_claim__page", "accepted_candidate"
+    )
     qs = qs.filter(status=Conflict.Status.RESOLVED) if show == "resolved" else qs.unresolved()
     qs = qs.prefetch_related("sides__evidence__source", "sides__candidate").order_by(
         "detected_at", "id"
@@ -316,6 +318,15 @@ def conflicts(request: HttpRequest, slug: str) -> HttpResponse:
             "now": timezone.now(),
         },
     )
+
+
+def _outcome(conflict: Conflict) -> str:
+    """Where the accepted text went, for the confirmation."""
+    if conflict.accepted_claim_id:
+        return f" It is approved as claim {conflict.accepted_claim_id}."
+    if conflict.accepted_candidate_id:
+        return f" It waits for review as candidate #{conflict.accepted_candidate_id}."
+    return ""
 
 
 def _resolve(request: HttpRequest, project: Project) -> HttpResponse:
@@ -354,13 +365,16 @@ def _resolve(request: HttpRequest, project: Project) -> HttpResponse:
             scopes=scopes,
             owner=owner,
             due=data["due"],
+            sensitive_confirmed=data["sensitive_confirmed"],
         )
     except services.ReviewRefused as refused:
         messages.error(request, str(refused))
         response = redirect("reviews:conflicts", slug=project.slug)
         return response
+    conflict.refresh_from_db()
     messages.success(
-        request, f"Conflict #{conflict.pk}: {conflict.subject} — {data['resolution']}."
+        request,
+        f"Conflict #{conflict.pk}: {conflict.subject} — {data['resolution']}." + _outcome(conflict),
     )
     return redirect("reviews:conflicts", slug=project.slug)
 

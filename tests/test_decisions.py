@@ -6,9 +6,10 @@ import pytest
 from django.urls import reverse
 
 from dreaming import services as dreaming
-from dreaming.models import Candidate, CandidateEvidence
-from llmwiki.models import AuditEvent, Claim
-from reviews import actions, services
+from dreaming.models import Candidate, CandidateEvidence, Conflict, ConflictSide
+from llmwiki.models import AuditEvent, Claim, Episode, Page
+from llmwiki.wiki import claim_create
+from reviews import actions, conflicts, services
 from reviews.models import Review
 from tests.dreaming_data import seed
 
@@ -259,3 +260,126 @@ def test_the_approval_preview_marks_the_new_claim_without_a_fake_id(client, bob,
     body = panel(client, staging)
     assert f"+- {staging.text} _(new claim; evidence #" in body
     assert "_(claim 1;" not in body
+
+
+# --- An accepted conflict side always ends somewhere visible ------------------------------
+
+
+def reversal(project) -> Conflict:
+    return Conflict.objects.get(project=project, kind="reversal")
+
+
+def redis_side(conflict) -> ConflictSide:
+    return next(s for s in conflict.sides.all() if "Redis Streams" in s.text)
+
+
+def test_accepting_a_side_nobody_approved_queues_it_as_a_candidate(dreamed, bob):
+    conflict = reversal(dreamed)
+    side = redis_side(conflict)
+    assert not any(s.claim_id for s in conflict.sides.all())
+    conflicts.conflict_resolve(
+        conflict=conflict, actor=bob, resolution="accept-new", winner=side.position
+    )
+    conflict.refresh_from_db()
+    candidate = conflict.accepted_candidate
+    assert conflict.status == "resolved" and conflict.accepted_position == side.position
+    assert candidate.status == "proposed" and candidate.text == side.text
+    assert candidate.page_target == "DECISION_LOG"
+    assert set(candidate.evidence.values_list("episode_id", flat=True)) == set(
+        side.evidence.values_list("id", flat=True)
+    )
+    assert f"conflict #{conflict.pk}" in candidate.route_reason
+    assert candidate in Candidate.objects.open()  # in the review queue
+    side.refresh_from_db()
+    assert side.candidate == candidate
+
+
+def test_accepting_a_side_against_an_approved_claim_supersedes_it_through_the_gates(dreamed, bob):
+    conflict = reversal(dreamed)
+    side = redis_side(conflict)
+    rabbit = next(s for s in conflict.sides.all() if s is not side and s.pk != side.pk)
+    old = claim_create(
+        page=Page.objects.get(project=dreamed, key="DECISION_LOG"),
+        text=rabbit.text,
+        evidence=rabbit.evidence.values_list("id", flat=True),
+        reviewer=bob,
+        section="Queues",
+    )
+    ConflictSide.objects.filter(pk=rabbit.pk).update(claim=old)
+    conflicts.conflict_resolve(
+        conflict=conflict, actor=bob, resolution="accept-new", winner=side.position
+    )
+    conflict.refresh_from_db()
+    new = conflict.accepted_claim
+    old.refresh_from_db()
+    assert old.status == "superseded" and old.superseded_by == new
+    assert (new.text, new.section, new.version) == (side.text, "Queues", 2)
+    candidate = conflict.accepted_candidate
+    assert candidate.status == "approved" and candidate.claim == new
+    assert Review.objects.get(candidate=candidate).action == "approve"
+    markdown = new.page.current_revision.markdown
+    assert side.text.split(",")[0] in markdown and f"(claim {old.pk}" not in markdown
+
+
+def test_accepting_sensitive_text_needs_a_maintainer_and_changes_nothing_otherwise(
+    dreamed, bob, alice
+):
+    conflict = reversal(dreamed)
+    side = redis_side(conflict)
+    rabbit = next(s for s in conflict.sides.all() if s.pk != side.pk)
+    old = claim_create(
+        page=Page.objects.get(project=dreamed, key="DECISION_LOG"),
+        text=rabbit.text,
+        evidence=rabbit.evidence.values_list("id", flat=True),
+        reviewer=bob,
+    )
+    ConflictSide.objects.filter(pk=rabbit.pk).update(claim=old)
+    Episode.objects.filter(pk__in=side.evidence.all())._unchecked_update(flags=["pii:email"])
+    with pytest.raises(services.ReviewRefused, match="needs a maintainer"):
+        conflicts.conflict_resolve(
+            conflict=conflict, actor=bob, resolution="accept-new", winner=side.position
+        )
+    conflict.refresh_from_db()
+    old.refresh_from_db()
+    assert conflict.status == "open" and old.status == "approved"
+    assert not Candidate.objects.filter(dedupe_key__startswith="conflict:").exists()
+    assert AuditEvent.objects.filter(action="review.denied", object_type="Conflict").count() == 1
+    conflicts.conflict_resolve(
+        conflict=conflict,
+        actor=alice,
+        resolution="accept-new",
+        winner=side.position,
+        sensitive_confirmed=True,
+    )
+    conflict.refresh_from_db()
+    assert conflict.accepted_claim.supersedes == old
+
+
+def test_a_merged_text_with_no_approved_side_is_queued(dreamed, bob):
+    conflict = reversal(dreamed)
+    merged = "Shipment events moved from RabbitMQ to Redis Streams in November."
+    conflicts.conflict_resolve(conflict=conflict, actor=bob, resolution="merge", merged_text=merged)
+    conflict.refresh_from_db()
+    assert conflict.accepted_position is None
+    assert conflict.accepted_candidate.text == merged
+    assert conflict.accepted_candidate.evidence.count() == sum(
+        s.evidence.count() for s in conflict.sides.all()
+    )
+
+
+def test_the_resolved_card_shows_the_winner_and_where_it_went(client, dreamed, bob):
+    conflict = reversal(dreamed)
+    side = redis_side(conflict)
+    client.force_login(bob)
+    response = client.post(
+        reverse("reviews:conflicts", args=[dreamed.slug]),
+        {"conflict": conflict.pk, "resolution": "accept-new", "winner": side.position},
+        follow=True,
+    )
+    conflict.refresh_from_db()
+    candidate = conflict.accepted_candidate
+    assert f"It waits for review as candidate #{candidate.pk}." in response.content.decode()
+    body = client.get(reverse("reviews:conflicts", args=[dreamed.slug]) + "?show=resolved")
+    text = body.content.decode()
+    assert f"Accepted side {side.position + 1}</strong>" in text
+    assert "queued for review as <a href=" in text and f">candidate #{candidate.pk}</a>" in text

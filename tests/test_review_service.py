@@ -335,9 +335,10 @@ def test_accepting_the_new_side_supersedes_the_approved_claim(dreamed, bob):
         project=dreamed, subject="queue", kind="reversal", dedupe_key="q"
     )
     ConflictSide.objects.create(conflict=conflict, position=0, text=old.text, claim=old)
-    ConflictSide.objects.create(
+    side = ConflictSide.objects.create(
         conflict=conflict, position=1, text="Use Redis Streams for the shipment event queue."
     )
+    side.evidence.add(Episode.objects.filter(project=dreamed, content__contains="Redis").first())
     conflicts.conflict_resolve(conflict=conflict, actor=bob, resolution="accept-new", winner=1)
     old.refresh_from_db()
     assert old.status == "superseded"

@@ -6,7 +6,7 @@ import pytest
 from playwright.sync_api import expect
 
 from dreaming import services as dreaming
-from dreaming.models import Candidate
+from dreaming.models import Candidate, Conflict
 from llmwiki.models import AuditEvent, Claim, Page
 from reviews.models import Review
 from tests.browser.conftest import ARTIFACTS
@@ -153,3 +153,30 @@ def test_a_change_in_the_same_section_still_refuses(page, live_server, login, bo
     expect(page.get_by_test_id("refusal")).to_contain_text("changed in section")
     assert not Claim.objects.filter(candidates=worker).exists()
     page.console_errors.clear()  # the 409 document is the point
+
+
+def test_accepting_a_conflict_side_shows_where_it_went(page, live_server, login, bob, dreamed):
+    conflict = Conflict.objects.get(project=dreamed, kind="reversal")
+    side = next(s for s in conflict.sides.all() if "Redis Streams" in s.text)
+    login(bob)
+    page.goto(f"{base(live_server, dreamed)}/conflicts/")
+    card = page.locator(f"#conflict-{conflict.pk}")
+    card.locator("summary", has_text="Resolve").click()
+    card.get_by_label("Accept new (supersede)").check()
+    card.get_by_label("Accept side").select_option(str(side.position))
+    card.get_by_role("button", name="Resolve conflict").click()
+
+    conflict.refresh_from_db()
+    candidate = conflict.accepted_candidate
+    expect(page.get_by_role("status")).to_contain_text(
+        f"It waits for review as candidate #{candidate.pk}."
+    )
+    page.get_by_role("link", name="Show resolved").click()
+    outcome = page.locator(f"#conflict-{conflict.pk}").get_by_test_id("outcome")
+    expect(outcome).to_contain_text(f"Accepted side {side.position + 1}")
+    expect(outcome).to_contain_text(f"queued for review as candidate #{candidate.pk}")
+    outcome.get_by_role("link", name=f"candidate #{candidate.pk}").click()
+    expect(page.get_by_test_id("candidate-text")).to_have_text(side.text)
+    expect(page.get_by_role("button", name="Approve", exact=True)).to_be_visible()
+    assert candidate.status == Candidate.Status.PROPOSED
+    assert page.console_errors == []
