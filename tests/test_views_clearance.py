@@ -271,10 +271,19 @@ def test_the_claim_page_withholds_evidence_and_the_original_text(client, carol, 
     assert_shown(get(client, bob, "reviews:claim", p.slug, claim.pk))
 
 
+def test_the_episode_page_shows_quarantined_text_to_maintainers_only(client, bob, alice, world):
+    quarantined = Episode.objects.get(project=world["project"], status="quarantined")
+    args = (world["project"].slug, quarantined.pk)
+    body = get(client, bob, "episode", *args)
+    assert INJECTION_WORDS not in body and "maintainers only" in body
+    assert INJECTION_WORDS in get(client, alice, "episode", *args)
+
+
 # --- every page, every role ---------------------------------------------------------------
 
 PAGES = {
     "episode_list": lambda w: [],
+    "episode": lambda w: [w["pii"].evidence.first().episode_id],
     "dreaming:candidates": lambda w: [],
     "dreaming:explain": lambda w: [w["pii"].pk],
     "dreaming:run": lambda w: [w["run"].pk],

@@ -36,6 +36,15 @@ def test_a_viewer_sees_pii_and_quarantined_text_withheld(page, live_server, logi
     expect(page.locator("main")).to_contain_text("db-staging-2")  # ordinary text is shown
     shot(page, "viewer_episodes")
 
+    # The episode page applies the same rule, raw source lines included.
+    episode_id = pii.evidence.first().episode_id
+    page.goto(f"{base(live_server, p)}/episodes/{episode_id}/")
+    expect(page.locator(WITHHELD)).to_have_count(2)  # its text, and the candidate citing it
+    expect(page.locator(WITHHELD).first).to_contain_text("needs the reviewer role")
+    expect(page.get_by_test_id("source-lines")).to_have_count(0)
+    expect(page.locator("main")).not_to_contain_text(EMAIL)
+    shot(page, "viewer_episode_page")
+
     page.goto(f"{base(live_server, p)}/dreaming/candidates/{pii.pk}/")
     expect(page.locator(WITHHELD)).to_have_count(1 + pii.evidence.count())
     expect(page.locator("main")).not_to_contain_text("dana.wells")
