@@ -66,7 +66,7 @@ from .reflect import (
     recurring_identifiers,
     term_themes,
 )
-from .route import Route, route
+from .route import Route, route, section_name
 from .score import EvidenceView, recall_for, signals, weighted
 from .similar import TermIndex, block_terms, neighbours, star_groups, stem, terms_of
 from .text import (
@@ -1262,7 +1262,8 @@ class _Sweep:
             p.choice.text,
             contested=c.contested,
             procedural_votes=procedural / len(support),
-            subject_label=_label(self.core_half(p.ci), U, [c.units]),
+            subject_label=section_name(p.choice.text, self.core_half(p.ci))
+            or _label(self.core_half(p.ci), U, [c.units]),
             day_label=newest.date().isoformat(),
             restatements=(U.text[u] for u in c.units),
             steps=sum(1 for u in set(c.units) if u in self.step_units),

@@ -23,6 +23,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from .text import DATE, HOST, IDENT, MARK, NEG_CUE, NUM, STOP, WEAK, token_info, word_list
+
 FORM, WORD = 2.0, 1.0
 SHOWN, RESTATED = 2.0, 1.0
 # Ties go to the page that is costlier to miss: a decision or a rule read as background
@@ -214,3 +216,60 @@ def _term(text: str) -> str | None:
     if not m:
         return None
     return next(g for g in m.groups() if g).strip(" .:")[:60]
+
+
+# A bold lead-in names its section ("**Storage.** The table …"); a plain "X:" lead-in does
+# only when it is a phrase ("Billing storage: …"), since a single capitalised word before
+# a colon is as often a speaker ("Ann: …") or a form field ("Owners: …").
+_LEAD_RE = re.compile(
+    r"^\W{0,2}\*\*(?P<bold>[^*]{2,40}?)[.:]?\*\*[.:]?\s"
+    r"|^(?P<plain>[A-Z][a-z]+ [a-z][\w -]{1,30}?):\s"
+)
+# Labels that say how a line is meant, not what it is about.
+_NOT_A_TOPIC = frozenset(
+    word_list(
+        "decided decision agreed reminder note update fyi todo done closed fixed question "
+        "answer summary context why how rule policy glossary term"
+    )
+)
+_ANY_LEAD_RE = re.compile(r"^[^:.?!]{1,40}:\s+")
+_WORD_RE = re.compile(r"[\w][\w.+#/-]*")
+_NOT_TOPICAL = NUM | DATE | HOST | IDENT | STOP | WEAK | MARK | NEG_CUE
+
+
+def _verb_like(word: str) -> bool:
+    # Past forms ("raised", "written") report an event; a topic is a thing.
+    low = word.lower()
+    return low.endswith(("ed", "en")) and len(low) > 4
+
+
+def section_name(text: str, core: Iterable[str]) -> str | None:
+    """The section a reader would file this fact under, in the fact's own words.
+
+    A lead-in label when the text opens with one; else the first run of words (at most
+    three) that name the fact's subject, as written: "The staging database runs …" gives
+    "Staging database", not a string of keywords. Hosts, versions and identifiers are
+    left out: a section holds every fact about the thing, whichever host it is on.
+    """
+    m = _LEAD_RE.match(text)
+    if m:
+        label = (m.group("bold") or m.group("plain")).strip(" .:")
+        first = label.split()[0].lower()
+        if first not in _NOT_A_TOPIC and not _verb_like(first) and len(label.split()) <= 4:
+            return label[:1].upper() + label[1:]
+    # Whatever else a lead-in is (a speaker, a form field), the subject follows it.
+    body = text[m.end() :] if m else _ANY_LEAD_RE.sub("", text, count=1)
+    core = set(core)
+    run: list[str] = []
+    for word in _WORD_RE.findall(body):
+        canon, flags = token_info(word)
+        if canon in core and not flags & _NOT_TOPICAL and not _verb_like(word):
+            run.append(word.strip(".,;:"))
+            if len(run) == 3:
+                break
+        elif run:
+            break
+    if not run:
+        return None
+    name = " ".join(run)
+    return name[:1].upper() + name[1:]

@@ -868,8 +868,9 @@ _ANAPHORA = frozenset(
 )
 
 
-# An object pronoun needs its antecedent wherever it stands ("Restart it remotely").
-_POINTS_BACK = frozenset(("it", "them"))
+# An object pronoun needs its antecedent wherever it stands ("Restart it remotely"), and
+# "here" the document it is written in ("If something here disagrees …").
+_POINTS_BACK = frozenset(("it", "them", "here"))
 
 
 def standalone(text: str) -> bool:
@@ -881,9 +882,13 @@ def standalone(text: str) -> bool:
     words = [w.lower() for w in re.findall(r"[\w'’-]+", text)]
     if len(words) < 6 or text.rstrip().endswith("?"):
         return False
+    # A sentence opening with a past participle has dropped its subject ("Written by Ann
+    # for new joiners."): it describes something the reader has to be looking at.
+    participle = words[0].endswith(("ed", "en")) and len(words[0]) > 4 and words[1] == "by"
     return (
         words[0] not in _ANAPHORA
         and words[-1] not in _ANAPHORA
+        and not participle
         and not _POINTS_BACK.intersection(words)
     )
 

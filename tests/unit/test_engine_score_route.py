@@ -177,3 +177,19 @@ def test_a_condition_followed_by_a_command_beats_the_word_agreed_among_restateme
     kw = {"contested": None, "procedural_votes": 0.0, "subject_label": "s", "day_label": "d"}
     told = ["Drained first, debugged afterwards."]
     assert route(shown, restatements=told, **kw).page == "RUNBOOKS"
+
+
+def test_sections_are_named_in_the_facts_own_words():
+    from dreaming.engine.route import section_name
+    from dreaming.engine.text import key_terms
+
+    def name(text: str) -> str | None:
+        return section_name(text, key_terms(text))
+
+    assert name("The ledger database runs Engine 16 on ledger-db-2.") == "Ledger database"
+    assert name("**Storage.** Invoices live in the ledger schema.") == "Storage"
+    assert name("Billing storage: invoices live in the ledger schema.") == "Billing storage"
+    # A speaker, a past form and a negation name nothing.
+    assert name("Ann: closed the invoice-sync spike.") != "Ann"
+    assert name("OPS-12 raised for node-4; the electrician is booked.") != "Raised"
+    assert name("Never restart more than three nodes at once.") != "Never"

@@ -234,6 +234,8 @@ def test_it_strips_a_leading_clock_time_from_display_text():
         ("Devices on mains power may revisit this.", False),
         ("Is every invoice export signed with the key?", False),
         ("Exports are signed.", False),
+        ("Written by Ann for new joiners of the ledger team.", False),
+        ("If something here disagrees with the box, the box wins.", False),
     ],
 )
 def test_standalone_tells_a_claim_from_a_sentence_that_leans_on_its_neighbours(text, alone):
