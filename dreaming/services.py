@@ -252,7 +252,7 @@ def _load_episodes(project: Project, ids: tuple[int, ...]) -> tuple[dict[int, Ep
     wanted = set(ids)
     qs = (
         _in_range(project, ids)
-        .filter(status=Episode.Status.ACTIVE)
+        .dreamable()
         .values_list(
             "id",
             "occurred_at",
@@ -396,11 +396,7 @@ def _persist(run: DreamRun, computed: _Computed) -> dict[str, int]:
     # engine read it must not reach a reviewer.
     referenced = {e.episode_id for c in result.candidates for e in c.evidence}
     referenced.update(i for d in result.conflicts for side in d.sides for i in side.episode_ids)
-    live = referenced & set(
-        _in_range(project, referenced)
-        .filter(status=Episode.Status.ACTIVE)
-        .values_list("id", flat=True)
-    )
+    live = referenced & set(_in_range(project, referenced).dreamable().values_list("id", flat=True))
     drafts = [c for c in result.candidates if all(e.episode_id in live for e in c.evidence)]
     existing = dict(
         Candidate.objects.filter(

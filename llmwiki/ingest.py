@@ -24,7 +24,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from llmwiki import archives, security
+from llmwiki import archives, security, versions
 from llmwiki.blobs import blob_discard, blob_write, blob_write_many
 from llmwiki.errors import InputError
 from llmwiki.importers import detect
@@ -59,12 +59,15 @@ class SourceResult:
     error: str | None = None
     quarantined: int = 0
     note: str | None = None
+    superseded: int = 0  # episodes of earlier versions this one replaced
 
     @property
     def outcome(self) -> str:
         """The status in words: "imported, 1 of 7 quarantined" is not "quarantined"."""
         if self.status in ("new", "updated"):
             imported = "imported" if self.status == "new" else "imported as a new version"
+            if self.superseded:
+                imported += f" ({self.superseded} earlier episode(s) superseded)"
             if self.quarantined:
                 return f"{imported}, {self.quarantined} of {self.episodes} quarantined"
             return imported
@@ -137,6 +140,7 @@ class _Member:
     previous: Source | None = None
     existing: Source | None = None
     redacted: bool = False  # stored with its secrets redacted (llmwiki.security.raw)
+    hashes: set[str] = field(default_factory=set)  # of every paragraph, for versions
 
 
 @dataclass
@@ -447,11 +451,8 @@ def _store_rows(
                 report.sources.append(SourceResult(m.path, m.sha256, "unchanged"))
                 continue
             analysed = [scanned for owner, scanned in unit.drafts if owner is m]
-            known = (
-                set(m.previous.episodes.values_list("content_hash", flat=True))
-                if m.previous
-                else set()
-            )
+            m.hashes = {sha256_hex(item.text) for item in analysed}
+            known = versions.still_current(project, m.path, m.hashes) if m.previous else set()
             rows, summary = _gate(project, analysed, trust, now, known)
             summary["raw"] = "redacted" if m.redacted else "as received"
             source = Source(
@@ -482,11 +483,18 @@ def _store_rows(
         for row in rows:
             row["source_id"] = source.pk
         episodes.extend(rows)
+        superseded = versions.supersede_earlier(source, m.hashes) if m.previous else 0
         summary = source.security_summary
         flags = sorted(summary["flags"])
         report.sources.append(
             SourceResult(
-                m.path, m.sha256, status, len(rows), flags, quarantined=summary["quarantined"]
+                m.path,
+                m.sha256,
+                status,
+                len(rows),
+                flags,
+                quarantined=summary["quarantined"],
+                superseded=superseded,
             )
         )
         events.append(
@@ -499,6 +507,7 @@ def _store_rows(
                     "status": status,
                     "episodes": len(rows),
                     "quarantined": summary["quarantined"],
+                    "superseded": superseded,
                     "flags": flags,
                 },
             )

@@ -232,6 +232,7 @@ class Episode(ImmutableModel):
         QUARANTINED = "quarantined", "Quarantined"
         DISCARDED = "discarded", "Discarded"
         ERASED = "erased", "Erased"
+        SUPERSEDED = "superseded", "Superseded"
 
     # Lines the app logs about its own work: never project material for a sweep.
     BOOKKEEPING_KINDS = (Kind.APPROVAL, Kind.RETRIEVAL, Kind.SOURCE_INGEST)
@@ -261,9 +262,13 @@ class Episode(ImmutableModel):
     supersedes = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.PROTECT, related_name="superseded_by"
     )
-    # Quarantine and erasure are the only state an episode has; they change through the
-    # ingest/erasure services (the sanctioned bypass), each with an audit event.
+    # Quarantine, supersession and erasure are the only state an episode has; they change
+    # through the ingest/erasure services (the sanctioned bypass), each with an audit event.
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.ACTIVE)
+    # The newer version of the same file that no longer contains this episode's text.
+    superseded_by_source = models.ForeignKey(
+        Source, null=True, blank=True, on_delete=models.PROTECT, related_name="superseded_episodes"
+    )
 
     objects = EpisodeQuerySet.as_manager()
 

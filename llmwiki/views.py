@@ -104,7 +104,9 @@ EPISODES_PER_PAGE = 50
 def episode_list(request: HttpRequest, slug: str) -> HttpResponse:
     project = get_project_for(request.user, slug)
     form = EpisodeFilterForm(request.GET)
-    episodes = Episode.objects.filter(project=project).select_related("source")
+    episodes = Episode.objects.filter(project=project).select_related(
+        "source", "superseded_by_source"
+    )
     if form.is_valid():
         f = form.cleaned_data
         for field in ("kind", "memory_type", "status"):

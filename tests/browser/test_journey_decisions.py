@@ -7,7 +7,7 @@ from playwright.sync_api import expect
 
 from dreaming import services as dreaming
 from dreaming.models import Candidate, Conflict
-from llmwiki.models import AuditEvent, Claim, Page
+from llmwiki.models import AuditEvent, Claim, Episode, Page
 from reviews.models import Review
 from tests.browser.conftest import ARTIFACTS
 from tests.browser.test_journey_review import (
@@ -179,4 +179,37 @@ def test_accepting_a_conflict_side_shows_where_it_went(page, live_server, login,
     expect(page.get_by_test_id("candidate-text")).to_have_text(side.text)
     expect(page.get_by_role("button", name="Approve", exact=True)).to_be_visible()
     assert candidate.status == Candidate.Status.PROPOSED
+    assert page.console_errors == []
+
+
+NOTE_V1 = b"# Ops\n\n- The staging database runs PostgreSQL 15 on db-staging-2.\n- Deploy window is 14:00 UTC.\n"
+NOTE_V2 = b"# Ops\n\n- The staging database runs PostgreSQL 16 on db-staging-2.\n- Deploy window is 14:00 UTC.\n"
+
+
+def test_re_importing_an_edited_note_marks_the_old_episode_superseded(
+    page, live_server, login, alice, project
+):
+    login(alice)
+    for data in (NOTE_V1, NOTE_V2):
+        page.goto(f"{live_server.url}/p/{project.slug}/upload/")
+        page.set_input_files(
+            "#id_files", files=[{"name": "ops.md", "mimeType": "text/markdown", "buffer": data}]
+        )
+        page.get_by_role("button", name="Import").click()
+        expect(page.locator("#upload-results tr", has_text="ops.md")).to_be_visible()
+    expect(page.locator("#upload-results")).to_contain_text(
+        "imported as a new version (1 earlier episode(s) superseded)"
+    )
+    old = Episode.objects.get(project=project, content__contains="PostgreSQL 15")
+    assert old.status == Episode.Status.SUPERSEDED
+
+    page.goto(f"{live_server.url}/p/{project.slug}/episodes/")
+    row = page.locator(f"#episode-{old.pk}")
+    expect(row).to_contain_text("superseded")
+    expect(row.get_by_test_id("superseded")).to_contain_text(
+        "replaced by the newer version of ops.md"
+    )
+    current = Episode.objects.get(project=project, content__contains="PostgreSQL 16")
+    expect(page.locator(f"#episode-{current.pk}").get_by_test_id("superseded")).to_have_count(0)
+    assert Episode.objects.filter(project=project, content__contains="Deploy window").count() == 1
     assert page.console_errors == []
