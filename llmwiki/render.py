@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final
 
 import nh3
@@ -35,6 +35,8 @@ __all__ = [
     "INVISIBLE_CLASS",
     "LINK_REL",
     "URL_SCHEMES",
+    "Linker",
+    "link_citations",
     "render_inline",
     "render_markdown",
 ]
@@ -148,6 +150,31 @@ def _escape_marked(text: str) -> str:
     return _INVISIBLE_RUN_RE.sub(_marker_html, escapeHtml(text))
 
 
+# --- citations -----------------------------------------------------------------------------
+# A compiled wiki page ends each claim with "(claim 12; evidence #3, #4)" ("new claim" in an
+# approval preview); on screen the claim and each episode become links.
+
+Linker = Callable[[str, int], str]  # ("claim" | "episode", id) -> URL
+_CITATION_RE: Final = re.compile(r"\((claim (\d+)|new claim)(?:; evidence (#\d+(?:, #\d+)*))?\)")
+_EVIDENCE_ID_RE: Final = re.compile(r"#(\d+)")
+
+
+def link_citations(escaped: str, url: Linker) -> str:
+    """Link the citations in already-escaped text content (never in markup or attributes)."""
+
+    def anchor(kind: str, pk: str, label: str) -> str:
+        return f'<a href="{escapeHtml(url(kind, int(pk)))}">{label}</a>'
+
+    def cite(m: re.Match[str]) -> str:
+        head = anchor("claim", m.group(2), m.group(1)) if m.group(2) else m.group(1)
+        if not m.group(3):
+            return f"({head})"
+        ids = _EVIDENCE_ID_RE.sub(lambda e: anchor("episode", e.group(1), e.group()), m.group(3))
+        return f"({head}; evidence {ids})"
+
+    return _CITATION_RE.sub(cite, escaped)
+
+
 def _valid_unicode(text: str) -> str:
     """Return ``text`` with lone surrogates replaced by U+FFFD (nh3 needs valid UTF-8).
 
@@ -165,7 +192,21 @@ def _valid_unicode(text: str) -> str:
 
 
 def _rule_text(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
-    return _escape_marked(tokens[idx].content)
+    html = _escape_marked(tokens[idx].content)
+    # A citation inside a link's text stays text: anchors do not nest.
+    if env.get("cite") and not env.get("link_depth"):
+        return link_citations(html, env["cite"])
+    return html
+
+
+def _rule_link_open(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+    env["link_depth"] = env.get("link_depth", 0) + 1
+    return self.renderToken(tokens, idx, options, env)
+
+
+def _rule_link_close(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+    env["link_depth"] = env.get("link_depth", 0) - 1
+    return self.renderToken(tokens, idx, options, env)
 
 
 def _rule_code_inline(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
@@ -194,6 +235,8 @@ def _build_parser() -> MarkdownIt:
     md.add_render_rule("code_block", _rule_code_block)
     md.add_render_rule("fence", _rule_code_block)
     md.add_render_rule("image", _rule_image)
+    md.add_render_rule("link_open", _rule_link_open)
+    md.add_render_rule("link_close", _rule_link_close)
     return md
 
 
@@ -302,10 +345,13 @@ _INLINE_CLEANER: Final = _cleaner(INLINE_TAGS)
 # --- public API ----------------------------------------------------------------------------
 
 
-def render_markdown(text: str) -> str:
-    """Render a Markdown document to sanitised HTML (deterministic, safe for ``|safe``)."""
+def render_markdown(text: str, *, cite: Linker | None = None) -> str:
+    """Render a Markdown document to sanitised HTML (deterministic, safe for ``|safe``).
+
+    With `cite`, claim citations in the text become links to the URLs it gives.
+    """
     src = _valid_unicode(text)
-    env: dict[str, Any] = {}
+    env: dict[str, Any] = {"cite": cite}
     tokens = _MD.parse(src, env)
     _rewrite(tokens, set())
     html = _MD.renderer.render(tokens, _MD.options, env)

@@ -14,6 +14,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.urls import reverse
 
 from llmwiki.access import has_role
 from llmwiki.errors import Refused
@@ -31,6 +32,7 @@ from llmwiki.models import (
     actor_label,
     sha256_hex,
 )
+from llmwiki.render import Linker
 
 GENERAL_SECTION = "General"
 
@@ -118,6 +120,12 @@ class PendingClaim:
     text: str
     section: str
     evidence: tuple[int, ...] = ()
+
+
+def citation_urls(project_slug: str) -> Linker:
+    """Where the claim and evidence ids of a page's citations link on screen."""
+    names = {"claim": "reviews:claim", "episode": "episode"}
+    return lambda kind, pk: reverse(names[kind], args=[project_slug, pk])
 
 
 def compile_claims_page(

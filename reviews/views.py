@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 from datetime import timedelta
 
@@ -25,7 +24,6 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
@@ -33,6 +31,7 @@ from dreaming.models import Candidate, CandidateEvidence, Conflict
 from dreaming.selectors import why_panel
 from llmwiki import wiki
 from llmwiki.access import Labels, get_project_for
+from llmwiki.diffs import Row, diff_rows
 from llmwiki.errors import Refused
 from llmwiki.models import AuditEvent, Claim, Page, PageRevision, Project, Role, SecurityClass
 from llmwiki.pagination import paginate
@@ -41,6 +40,7 @@ from llmwiki.wiki import (
     GENERAL_SECTION,
     PendingClaim,
     approved_claims,
+    citation_urls,
     compile_claims_page,
     page_sections,
 )
@@ -135,8 +135,8 @@ def queue(request: HttpRequest, slug: str) -> HttpResponse:
 # --- Candidate panel and actions ------------------------------------------------------------
 
 
-def approval_diff(candidate: Candidate, page: Page | None) -> list[str]:
-    """The page as it is and as approving would make it, as unified diff lines."""
+def approval_diff(candidate: Candidate, page: Page | None, project_slug: str) -> list[Row]:
+    """The page as it is and as approving would make it, as unified diff rows."""
     if page is None:
         return []
     before = page.current_revision.markdown if page.current_revision else ""
@@ -151,11 +151,7 @@ def approval_diff(candidate: Candidate, page: Page | None) -> list[str]:
         ),
     )
     after = compile_claims_page(page, claims, evidence, extra=pending)
-    return list(
-        difflib.unified_diff(
-            before.splitlines(), after.splitlines(), "current", "after approval", lineterm="", n=2
-        )
-    )
+    return diff_rows(before, after, cite=citation_urls(project_slug))
 
 
 def candidate_context(request: HttpRequest, project: Project, candidate: Candidate) -> dict:
@@ -166,7 +162,7 @@ def candidate_context(request: HttpRequest, project: Project, candidate: Candida
         "candidate": candidate,
         **why_panel(candidate),
         "page": page,
-        "diff": approval_diff(candidate, page),
+        "diff": approval_diff(candidate, page, project.slug),
         "reviews": Review.objects.filter(candidate=candidate).select_related("reviewer"),
         "actions": candidate.get_actions(request.user),
         "seen": actions.form_state(candidate),
@@ -428,7 +424,9 @@ def page_view(request: HttpRequest, slug: str, key: str) -> HttpResponse:
             "nav": "wiki",
             "page": page,
             "revision": revision,
-            "html": render_markdown(revision.markdown) if revision else "",
+            "html": render_markdown(revision.markdown, cite=citation_urls(project.slug))
+            if revision
+            else "",
             "sections": sections,
         },
     )
@@ -465,9 +463,6 @@ def page_diff(request: HttpRequest, slug: str, key: str) -> HttpResponse:
 
     a = pick("a", numbers[-2] if len(numbers) > 1 else numbers[-1])
     b = pick("b", numbers[-1])
-    table = difflib.HtmlDiff(wrapcolumn=70).make_table(
-        a.markdown.splitlines(), b.markdown.splitlines(), f"r{a.number}", f"r{b.number}"
-    )
     return render(
         request,
         "reviews/page_diff.html",
@@ -478,8 +473,8 @@ def page_diff(request: HttpRequest, slug: str, key: str) -> HttpResponse:
             "a": a,
             "b": b,
             "numbers": numbers,
-            # difflib escapes every line it emits.
-            "table": mark_safe(table),  # noqa: S308
+            "rows": diff_rows(a.markdown, b.markdown, context=3, cite=citation_urls(project.slug)),
+            "labels": (f"r{a.number}", f"r{b.number}"),
         },
     )
 

@@ -108,7 +108,7 @@ def test_the_panel_explains_the_candidate(client, bob, staging):
     for ev in staging.evidence.select_related("episode__source"):
         assert ev.episode.source.sha256 in body
     assert "<mark>" in body
-    assert "+- The staging database" in body or "after approval" in body
+    assert '<tr class="add">' in body and "- The staging database" in body
 
 
 def test_a_viewer_gets_403_on_the_queue_and_the_panel(client, carol, staging):

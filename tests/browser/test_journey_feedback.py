@@ -124,3 +124,108 @@ def test_the_run_page_shows_candidates_when_polling_sees_the_run_finish(
     page.go_back()
     expect(page.get_by_test_id("run-candidates")).to_be_visible()
     assert page.console_errors == []
+
+
+def test_an_evidence_link_opens_the_episode_page(page, live_server, login, carol, project, dreamed):
+    from dreaming.models import Candidate
+
+    candidate = Candidate.objects.get(project=project, text__contains="db-staging-2")
+    episode = candidate.evidence.order_by("episode_id").first().episode
+    login(carol)
+    page.goto(f"{base(live_server, project)}/dreaming/candidates/{candidate.pk}/")
+    page.get_by_role("link", name=f"#{episode.pk}", exact=True).click()
+    expect(page.get_by_role("heading", name=f"Episode #{episode.pk}")).to_be_visible()
+    expect(page.get_by_test_id("episode-text")).to_have_text(episode.content)
+    lines = page.get_by_test_id("source-lines")
+    expect(lines.locator("tr.inside")).to_contain_text(episode.content.lstrip("- "))
+    expect(page.get_by_test_id("source-sha256")).to_have_text(episode.source.sha256)
+    cited = page.get_by_test_id("cited-by")
+    expect(cited.get_by_role("link", name=f"candidate #{candidate.pk}")).to_be_visible()
+    assert page.console_errors == []
+
+
+# --- diffs fit a 1280 px window ------------------------------------------------------------
+
+LONG_CLAIM = (
+    "The shipment event relay on tw-app-1 and tw-app-2 reads shipments_outbox with FOR UPDATE "
+    "SKIP LOCKED, publishes each event with publisher confirms, marks it sent, and retries "
+    "with exponential backoff up to eight times before it parks the event in the dead letter "
+    "table; the runbook is at https://runbooks.example.com/tidewater/relay/outbox-recovery-"
+    "procedure-for-the-shipment-event-queue-and-the-dead-letter-table and its checksum is "
+    "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08."
+)
+
+# A word split across two lines has two client rectangles; a word wrapped whole has one.
+SPLIT_WORDS_JS = """table => {
+  const split = [];
+  for (const cell of table.querySelectorAll("td.text")) {
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (const m of node.data.matchAll(/[A-Za-z]{2,20}/g)) {
+        const range = document.createRange();
+        range.setStart(node, m.index);
+        range.setEnd(node, m.index + m[0].length);
+        if (range.getClientRects().length > 1) split.push(m[0]);
+      }
+    }
+  }
+  return split;
+}"""
+
+
+def assert_fits_1280(page, table) -> None:
+    sizes = page.evaluate(
+        "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+    )
+    assert sizes[0] <= sizes[1] == 1280, sizes  # no horizontal scroll
+    box = table.bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 1280
+    assert table.evaluate("t => t.scrollWidth <= t.clientWidth")
+    assert table.evaluate(SPLIT_WORDS_JS) == []
+    assert page.locator("a[href^='#difflib'], a[href^='#difflib_chg']").count() == 0
+    # No double spacing: a one-line row is one line high.
+    heights = table.locator("tr.same").evaluate_all(
+        "rows => rows.map(r => [r.getBoundingClientRect().height,"
+        " parseFloat(getComputedStyle(r.querySelector('td.text')).lineHeight)])"
+    )
+    short = [h for h, line in heights if h < 2 * line]
+    assert short, heights
+    assert all(h < 1.6 * line for h, line in heights if h < 2 * line)
+
+
+def test_the_wiki_diff_wraps_within_1280_px(page, live_server, login, bob, project, dreamed):
+    from dreaming.models import Candidate
+    from reviews import actions
+
+    staging = Candidate.objects.get(project=project, text__contains="db-staging-2")
+    actions.candidate_approve(candidate=staging, reviewer=bob, seen=actions.form_state(staging))
+    episode = staging.evidence.first().episode
+    long = Candidate.objects.create(
+        project=project,
+        text=LONG_CLAIM,
+        page_target="SYSTEM_OVERVIEW",
+        section=staging.section,
+        memory_type="semantic-candidate",
+        dedupe_key="long-claim",
+    )
+    long.evidence.create(episode=episode)
+    login(bob)
+    # The approval diff, before approving the long claim.
+    page.goto(f"{base(live_server, project)}/review/candidates/{long.pk}/")
+    approval = page.get_by_test_id("approval-diff")
+    expect(approval.locator("tr.add")).to_contain_text("exponential backoff")
+    assert_fits_1280(page, approval)
+    actions.candidate_approve(candidate=long, reviewer=bob, seen=actions.form_state(long))
+    # The wiki diff between the two revisions.
+    page.goto(f"{base(live_server, project)}/wiki/SYSTEM_OVERVIEW/diff/")
+    table = page.get_by_test_id("diff")
+    expect(table.locator("tr.add")).to_contain_text("dead letter table")
+    long_row = table.locator("tr.add", has_text="exponential backoff")
+    assert long_row.bounding_box()["height"] > 40  # it wrapped instead of overflowing
+    assert_fits_1280(page, table)
+    # Evidence ids in the diff lead to the episode page.
+    table.get_by_role("link", name=f"#{episode.pk}").first.click()
+    expect(page.get_by_role("heading", name=f"Episode #{episode.pk}")).to_be_visible()
+    page.go_back()
+    expect(table).to_be_visible()
+    assert page.console_errors == []

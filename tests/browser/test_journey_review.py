@@ -89,8 +89,8 @@ def test_a_reviewer_walks_the_queue_by_keyboard_and_approves_a_candidate(
     expect(signals.get_by_role("cell", name="relevance", exact=True)).to_be_visible()
     expect(page.get_by_role("heading", name="What approving would change")).to_be_visible()
     diff = page.get_by_test_id("approval-diff")
-    expect(diff).to_contain_text(f"+- {staging.text} _(new claim;")
-    expect(diff.locator("span.add").first).to_be_visible()
+    expect(diff.locator("tr.add")).to_contain_text(f"- {staging.text} _(new claim;")
+    expect(diff.locator("tr.add").first).to_be_visible()
 
     page.get_by_role("button", name="Approve", exact=True).click()
 
@@ -358,9 +358,11 @@ def test_the_approval_diff_shows_the_new_claim_where_approving_puts_it(
     Candidate.objects.filter(pk=later.pk).update(section=staging.section)
     login(bob)
     page.goto(f"{base(live_server, project)}/review/candidates/{later.pk}/")
-    lines = page.get_by_test_id("approval-diff").inner_text().splitlines()
-    existing = next(i for i, line in enumerate(lines) if staging.text in line)
-    added = next(i for i, line in enumerate(lines) if line.startswith(f"+- {WORKER}"))
+    rows = page.get_by_test_id("approval-diff").locator("tbody tr")
+    texts = rows.all_inner_texts()
+    kinds = rows.evaluate_all("rows => rows.map(row => row.className)")
+    existing = next(i for i, text in enumerate(texts) if staging.text in text)
+    added = next(i for i, k in enumerate(kinds) if k == "add" and f"- {WORKER}" in texts[i])
     page.get_by_role("button", name="Approve", exact=True).click()
     expect(page.get_by_role("status")).to_contain_text("Approved: claim")
     markdown = Page.objects.get(project=project, key="SYSTEM_OVERVIEW").current_revision.markdown

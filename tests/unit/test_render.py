@@ -538,3 +538,34 @@ def test_deterministic_bytes() -> None:
     # Heading id de-duplication state must not leak between calls.
     assert render_markdown("## Same") == '<h2 id="section-same">Same</h2>\n'
     assert render_markdown("## Same") == '<h2 id="section-same">Same</h2>\n'
+
+
+# --- claim citations as links -----------------------------------------------------------
+
+
+def _url(kind: str, pk: int) -> str:
+    return f"/p/tidewater/{kind}s/{pk}/"
+
+
+def test_claim_citations_link_the_claim_and_each_episode():
+    html = render_markdown("- Staging runs PG 16. _(claim 3; evidence #12, #13)_\n", cite=_url)
+    assert '<a href="/p/tidewater/claims/3/" rel="nofollow noopener noreferrer">claim 3</a>' in html
+    for pk in (12, 13):
+        assert (
+            f'<a href="/p/tidewater/episodes/{pk}/" rel="nofollow noopener noreferrer">#{pk}</a>'
+            in html
+        )
+
+
+def test_citations_are_plain_text_without_a_linker_or_inside_links():
+    text = '- [see (claim 3; evidence #4)](https://example.com "(claim 5)") (claim 6)\n'
+    assert "/claims/" not in render_markdown(text)
+    html = render_markdown(text, cite=_url)
+    assert html.count("<a ") == 2  # the author's link, and claim 6
+    assert 'title="(claim 5)"' in html  # attributes are never rewritten
+    assert "/claims/6/" in html and "/claims/3/" not in html and "/episodes/4/" not in html
+
+
+def test_an_id_outside_a_citation_stays_text():
+    html = render_markdown("- Ticket #42 is closed; see claim 7.\n", cite=_url)
+    assert "<a " not in html
