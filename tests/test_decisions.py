@@ -258,7 +258,8 @@ def test_the_approval_reads_the_page_locks_the_candidate_and_asks_the_role_once(
 def test_the_approval_preview_marks_the_new_claim_without_a_fake_id(client, bob, staging):
     client.force_login(bob)
     body = panel(client, staging)
-    assert f"+- {staging.text} _(new claim; evidence #" in body
+    assert '<tr class="add">' in body
+    assert f"- {staging.text} _(new claim; evidence <a href=" in body
     assert "_(claim 1;" not in body
 
 
