@@ -26,10 +26,11 @@ from django.utils import timezone
 
 from llmwiki import archives, security, versions
 from llmwiki.blobs import blob_discard, blob_write, blob_write_many
+from llmwiki.bulk import bulk_insert
 from llmwiki.errors import InputError
 from llmwiki.importers import detect
 from llmwiki.importers.base import KINDS, EpisodeDraft, TextFile
-from llmwiki.models import AuditEvent, Episode, Project, Source, bulk_insert, sha256_hex
+from llmwiki.models import AuditEvent, Episode, Project, Source, sha256_hex
 from llmwiki.security.raw import redact_texts, redacted_file
 
 log = logging.getLogger(__name__)
