@@ -384,3 +384,38 @@ def test_the_resolved_card_shows_the_winner_and_where_it_went(client, dreamed, b
     text = body.content.decode()
     assert f"Accepted side {side.position + 1}</strong>" in text
     assert "queued for review as <a href=" in text and f">candidate #{candidate.pk}</a>" in text
+
+
+def test_accepting_an_already_approved_side_retracts_the_approved_other_side(dreamed, bob):
+    conflict = reversal(dreamed)
+    side = redis_side(conflict)
+    rabbit = next(s for s in conflict.sides.all() if s.pk != side.pk)
+    page = Page.objects.get(project=dreamed, key="DECISION_LOG")
+    kept = claim_create(page=page, text=side.text, evidence=[], reviewer=bob)
+    lost = claim_create(page=page, text=rabbit.text, evidence=[], reviewer=bob)
+    ConflictSide.objects.filter(pk=side.pk).update(claim=kept)
+    ConflictSide.objects.filter(pk=rabbit.pk).update(claim=lost)
+    conflicts.conflict_resolve(
+        conflict=conflict, actor=bob, resolution="accept-new", winner=side.position
+    )
+    conflict.refresh_from_db()
+    lost.refresh_from_db()
+    assert conflict.accepted_claim == kept and conflict.accepted_candidate is None
+    assert lost.status == "retracted"
+    event = AuditEvent.objects.get(action="claim.retracted", object_id=str(lost.pk))
+    assert event.note == f"conflict {conflict.pk}: claim {kept.pk} accepted instead"
+    page.refresh_from_db()
+    assert rabbit.text not in page.current_revision.markdown
+
+
+def test_accepting_a_side_reuses_its_own_open_candidate(dreamed, bob):
+    conflict = reversal(dreamed)
+    side = redis_side(conflict)
+    own = add_candidate(dreamed, side.text, key="own")
+    ConflictSide.objects.filter(pk=side.pk).update(candidate=own)
+    conflicts.conflict_resolve(
+        conflict=conflict, actor=bob, resolution="accept-new", winner=side.position
+    )
+    conflict.refresh_from_db()
+    assert conflict.accepted_candidate == own
+    assert not Candidate.objects.filter(dedupe_key__startswith="conflict:").exists()
