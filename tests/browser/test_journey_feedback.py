@@ -213,13 +213,13 @@ def test_the_wiki_diff_wraps_within_1280_px(page, live_server, login, bob, proje
     # The approval diff, before approving the long claim.
     page.goto(f"{base(live_server, project)}/review/candidates/{long.pk}/")
     approval = page.get_by_test_id("approval-diff")
-    expect(approval.locator("tr.add")).to_contain_text("exponential backoff")
+    expect(approval.locator("tr.add", has_text="exponential backoff")).to_be_visible()
     assert_fits_1280(page, approval)
     actions.candidate_approve(candidate=long, reviewer=bob, seen=actions.form_state(long))
     # The wiki diff between the two revisions.
     page.goto(f"{base(live_server, project)}/wiki/SYSTEM_OVERVIEW/diff/")
     table = page.get_by_test_id("diff")
-    expect(table.locator("tr.add")).to_contain_text("dead letter table")
+    expect(table.locator("tr.add", has_text="dead letter table")).to_be_visible()
     long_row = table.locator("tr.add", has_text="exponential backoff")
     assert long_row.bounding_box()["height"] > 40  # it wrapped instead of overflowing
     assert_fits_1280(page, table)

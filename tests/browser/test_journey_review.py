@@ -89,8 +89,7 @@ def test_a_reviewer_walks_the_queue_by_keyboard_and_approves_a_candidate(
     expect(signals.get_by_role("cell", name="relevance", exact=True)).to_be_visible()
     expect(page.get_by_role("heading", name="What approving would change")).to_be_visible()
     diff = page.get_by_test_id("approval-diff")
-    expect(diff.locator("tr.add")).to_contain_text(f"- {staging.text} _(new claim;")
-    expect(diff.locator("tr.add").first).to_be_visible()
+    expect(diff.locator("tr.add", has_text=f"- {staging.text} _(new claim;")).to_be_visible()
 
     page.get_by_role("button", name="Approve", exact=True).click()
 
