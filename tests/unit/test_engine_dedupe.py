@@ -124,7 +124,7 @@ def test_it_measures_jaccard():
 
 
 def test_it_hashes_unions_of_parts_exactly_as_the_united_texts():
-    from dreaming.engine.pipeline import _aggregate
+    from dreaming.engine.light import _aggregate
 
     hasher = TokenHasher()
     parts = [analyse(t) for t in ("db on db-1 v16", "and db-1 again", "cache-3 in staging", "x")]

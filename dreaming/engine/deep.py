@@ -1,0 +1,446 @@
+"""Deep: gate, rehydrate and score every fact; draft the candidates; cap them.
+
+A fact an approved claim already states reinforces that claim instead of being proposed
+again. Every fact that is not drafted gets the reason why (``DeepResult.reasons``), which
+the diary reports per episode.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from .consolidate import REDACTION_MARK, Choice, choose, text_key
+from .facts import Clock, Fact, Inputs, Units, label
+from .light import LightResult
+from .policy import Policy
+from .rem import Contest, RemResult
+from .route import Route, route, section_name
+from .score import EvidenceView, recall_for, signals, weighted
+from .similar import terms_of
+from .text import dated, display_text, standalone, trim_snippet
+from .types import TERMINAL_LIFECYCLES, CandidateDraft, Evidence
+
+_MAX_CONTRADICT_IDS = 50
+# Two sentences longer than this together are no longer one claim read at a glance.
+_MAX_PAIR_CHARS = 320
+_UNCONTESTED = Contest(frozenset(), (), None, False)
+
+
+@dataclass(frozen=True, slots=True)
+class DeepResult:
+    """What Deep hands on to the diary (and, through it, to the sweep's result)."""
+
+    candidates: Sequence[CandidateDraft]  # proposed, then deferred, then blocked
+    reinforced: Mapping[int, list[int]]  # approved claim id -> episode ids seen again
+    reasons: Mapping[int, str]  # fact -> what became of it ("candidate", a gate …)
+    counts: Mapping[str, int]
+
+
+def run(
+    inp: Inputs, light: LightResult, rem: RemResult, live: set[int] | None, clock: Clock
+) -> DeepResult:
+    counts: Counter[str] = Counter()
+    reasons: dict[int, str] = {}
+    with clock("deep.score"):
+        passing, reinforced = _score(inp, light, rem, live, counts, reasons)
+    with clock("deep.cap"):
+        candidates = _cap(inp, light, rem, passing, counts, reasons)
+    return DeepResult(candidates, reinforced, reasons, counts)
+
+
+@dataclass(slots=True)
+class _Passing:
+    """A fact that passed every gate, waiting for the per-sweep cap."""
+
+    score: float
+    ci: int
+    choice: Choice
+    support: list[int]
+    contradict: set[int]
+    lifecycle: str
+    raw: dict[str, float]
+    stats: dict[str, float]
+    flags: tuple[str, ...]
+    key: str
+
+
+def _score(
+    inp: Inputs,
+    light: LightResult,
+    rem: RemResult,
+    live: set[int] | None,
+    counts: Counter[str],
+    reasons: dict[int, str],
+) -> tuple[list[_Passing], dict[int, list[int]]]:
+    """Gate, rehydrate and score every fact; reinforce approved claims seen again."""
+    U, eps, policy = light.units, inp.eps, inp.policy
+    reinforced: dict[int, set[int]] = {}
+    passing: list[_Passing] = []
+    has_claims = bool(inp.claims)
+    min_evidence = policy.min_evidence
+    contests = rem.contests
+    for ci, c in enumerate(light.facts):
+        contest = contests.get(ci, _UNCONTESTED)
+        if len(c.units) == 1 and not contest.contradict:
+            # Fast path for the commonest fact: one sentence, nobody contradicting it.
+            support = U.eps[c.units[0]]  # already sorted, never mutated below
+            if not support:
+                continue
+            if (
+                len(support) < min_evidence
+                and U.claim[c.units[0]] is None
+                and not _authoritative(inp, support)
+            ):
+                reasons[ci] = "too_few_evidence"
+                continue
+            contradict: set[int] = set()
+        else:
+            contradict = set(contest.contradict)
+            if c.episodes is not None:
+                support = sorted(set(c.episodes) - contradict)
+            else:
+                support = sorted({i for u in c.units for i in U.eps[u]} - contradict)
+            if not support:
+                continue
+        claim_units = [u for u in c.units if U.claim[u] is not None] if has_claims else []
+        if claim_units and not contest.claim_opposed:
+            core = light.core(ci)
+            best = max(
+                claim_units, key=lambda u: (_jac(U.feat[u].subject, core), -(U.claim[u] or 0))
+            )
+            reinforced.setdefault(U.claim[best], set()).update(eps[i].id for i in support)
+            reasons[ci] = "reinforced"
+            continue
+        state, decided = rem.lifecycles[ci]
+        # A procedure and a recurring theme are records in their own right: a closed
+        # theme is proposed as done work (never as an open problem), and "done" in
+        # one step of a runbook does not retire the runbook.
+        if (
+            state in TERMINAL_LIFECYCLES
+            and c.kind == "fact"
+            and not (decided and light.unit_fact[decided.unit] == ci)
+        ):
+            reasons[ci] = f"lifecycle:{state}"
+            continue
+        # The count gates are cheap and reject most facts; text choice and scoring
+        # only run for what is left.
+        reason = _gate(inp, support)
+        if reason:
+            reasons[ci] = reason
+            continue
+        pruned = 0
+        if live is not None:
+            # Rehydrate: evidence erased or superseded since it was read must not
+            # ground a candidate (OpenClaw re-reads the live file for the same reason).
+            live_support = [i for i in support if eps[i].id in live]
+            pruned = len(support) - len(live_support)
+            if pruned:
+                counts["rehydrate_pruned_evidence"] += pruned
+                support = live_support
+                contradict = {i for i in contradict if eps[i].id in live}
+                if not support or _gate(inp, support):
+                    counts["rehydrate_dropped"] += 1
+                    reasons[ci] = "rehydrate:evidence_gone"
+                    continue
+        support_set = set(support)
+        text_units = [u for u in c.units if U.eps[u] and not support_set.isdisjoint(U.eps[u])]
+        if c.kind == "procedure":
+            got = _procedure_text(inp, U, c, support_set)
+        elif c.blocks:
+            got = _block_text(U, policy, c, support_set)
+        else:
+            got = None
+        if got is not None:
+            choice = got
+        else:
+            choice = choose(
+                text_units,
+                U.text,
+                U.feat,
+                U.junk,
+                U.trust,
+                U.weight,
+                light.core(ci),
+                policy.snippet_max_chars,
+            )
+        if choice.unit is None:
+            redacted = "redacted" in (choice.reason or "")
+            reasons[ci] = "secret_redacted" if redacted else "junk:fragments"
+            continue
+        score, raw, stats = _evaluate(inp, light, support, choice.unit)
+        # Said once, a statement scores low on frequency and days; written once in a
+        # reference source it is still the reference, when it stands on its own.
+        # choose() prefers a wording that outlives its day: if the best one is still
+        # tied to it, every wording is a log entry or a plan, not a durable fact. A
+        # contested fact, a procedure and a theme are records in their own right.
+        if c.kind == "fact" and not contest.kind and dated(choice.text):
+            reasons[ci] = "dated"
+            continue
+        # The evidence gate let it through on authority alone (see _gate).
+        alone = len(support) < policy.min_evidence and U.claim[choice.unit] is None
+        if alone and not standalone(choice.text):
+            reasons[ci] = "junk:leans_on_context"
+            continue
+        if alone:
+            stats["authority"] = max(eps[i].source_trust for i in support)
+        elif score < policy.min_score:
+            if pruned:
+                counts["rehydrate_dropped"] += 1
+                reasons[ci] = "rehydrate:below_min_score"
+            else:
+                reasons[ci] = "below_min_score"
+            continue
+        flags = tuple(sorted({f for i in support for f in eps[i].risk_flags}))
+        passing.append(
+            _Passing(
+                score,
+                ci,
+                choice,
+                support,
+                contradict,
+                state,
+                raw,
+                stats,
+                flags,
+                text_key(choice.text),
+            )
+        )
+    return passing, {cid: sorted(v) for cid, v in sorted(reinforced.items())}
+
+
+def _block_text(U: Units, policy: Policy, c: Fact, support: set[int]) -> Choice | None:
+    """The fact in its best-supported wording: one or two adjacent sentences of a block.
+
+    The window covering most of the terms the group's blocks share wins (then the more
+    trusted source, a well-formed sentence, the shorter text): extractive, so every
+    candidate is a sentence someone wrote, and the adjacent sentence is added only when
+    it carries shared terms the first lacks ("Decided: reports stay weekly. No daily
+    digest this year.").
+    """
+    limit = policy.snippet_max_chars
+    blocks = [b for b in c.blocks if any(not support.isdisjoint(U.eps[u]) for u in b)]
+    if not blocks:
+        return None
+    terms = {u: terms_of(U.feat[u]) for b in blocks for u in b}
+    counts: Counter[str] = Counter()
+    for b in blocks:
+        counts.update(frozenset().union(*(terms[u] for u in b)))
+    need = max(2, math.ceil(len(blocks) / 2)) if len(blocks) > 1 else 1
+    core = {t for t, k in counts.items() if k >= need} or set(counts)
+    best: tuple | None = None
+    for b in blocks:
+        ok = [u for u in b if not U.junk[u] and REDACTION_MARK not in U.text[u]]
+        for k, u in enumerate(ok):
+            windows = [(u,)]
+            if k + 1 < len(ok) and b.index(ok[k + 1]) == b.index(u) + 1:
+                windows.append((u, ok[k + 1]))
+            for w in windows:
+                text = " ".join(display_text(U.text[x]) for x in w)
+                if len(w) > 1 and len(text) > _MAX_PAIR_CHARS:
+                    continue
+                got = frozenset().union(*(terms[x] for x in w)) & core
+                if len(w) > 1 and got == (terms[w[0]] & core):
+                    continue  # the second sentence adds nothing the group shares
+                well_formed = text[:1].isupper() and text[-1:] in ".!?"
+                key = (dated(text), -len(got), -U.trust[u], not well_formed, len(text), w)
+                if best is None or key < best[0]:
+                    best = (key, w, text)
+    if best is None:
+        return None
+    return Choice(best[1][0], trim_snippet(best[2], limit))
+
+
+def _procedure_text(inp: Inputs, U: Units, c: Fact, support: set[int]) -> Choice | None:
+    """A procedure's text from its live evidence: the written form, else its steps."""
+    limit = inp.policy.snippet_max_chars
+    steps = [u for u in c.text_units if not support.isdisjoint(U.eps[u])]
+    if not steps:
+        return None
+    if c.text_episode is not None and c.text_episode in support:
+        text = trim_snippet(inp.eps[c.text_episode].content, limit)
+    else:
+        text = trim_snippet(" ".join(U.text[u] for u in steps), limit)
+    if REDACTION_MARK in text:
+        return None  # choose() knows how to avoid a redacted sentence
+    return Choice(steps[0], text)
+
+
+def _authoritative(inp: Inputs, support: list[int]) -> bool:
+    """Is the fact written down in a source trusted to be the reference?"""
+    floor = inp.policy.authority_trust
+    return any(inp.eps[i].source_trust >= floor for i in support)
+
+
+def _gate(inp: Inputs, support: list[int]) -> str | None:
+    """Apply the count gates (evidence, days, contexts); return the failing one."""
+    policy = inp.policy
+    if len(support) < policy.min_evidence and not _authoritative(inp, support):
+        return "too_few_evidence"
+    days = policy.min_distinct_days
+    if days > 1 and len({inp.ep_day[i] for i in support}) < days:
+        return "too_few_days"
+    if policy.min_distinct_contexts > 1:
+        contexts = len({inp.eps[i].source_id for i in support})
+        if contexts < policy.min_distinct_contexts:
+            return "too_few_contexts"
+    return None
+
+
+def _evaluate(
+    inp: Inputs, light: LightResult, support: list[int], rep_unit: int
+) -> tuple[float, dict[str, float], dict[str, float]]:
+    """Score one fact's support; return the score, raw signals and evidence counts."""
+    eps, ep_day, ep_group = inp.eps, inp.ep_day, light.ep_group
+    days = {ep_day[i] for i in support}
+    # The same content (or a near-duplicate of it) twice on one day is one occurrence,
+    # not two: repeated filler scoring like a durable fact was an OpenClaw complaint.
+    occurrences = len({ep_group[i] * 1_000_000 + ep_day[i] for i in support})
+    f = light.units.feat[rep_unit]
+    view = EvidenceView(
+        n_support=occurrences,
+        days=len(days),
+        newest=eps[support[-1]].occurred_at,  # support is in time order
+        trust=[eps[i].source_trust for i in support],
+        recall=recall_for((eps[i].id for i in support), inp.recall),
+        key_terms=len(f.subject | f.values),
+    )
+    raw = signals(view, inp.recency_ref, inp.policy)
+    weights = inp.policy.weights.as_dict()
+    score = round(sum(weights[k] * v for k, v in raw.items()), 6)
+    stats = {
+        "evidence": float(len(support)),
+        "occurrences": float(occurrences),
+        "days": float(len(days)),
+        "contexts": float(len({eps[i].source_id for i in support})),
+    }
+    return score, raw, stats
+
+
+def _cap(
+    inp: Inputs,
+    light: LightResult,
+    rem: RemResult,
+    passing: list[_Passing],
+    counts: Counter[str],
+    reasons: dict[int, str],
+) -> list[CandidateDraft]:
+    """Keep the strongest and riskiest proposals; defer (and bound) the rest."""
+    policy = inp.policy
+    # Riskiest first (a human must see those), then strongest; identical texts from
+    # two facts keep the stronger one. Only what the cap can show becomes a draft.
+    passing.sort(key=lambda p: (not p.flags, -p.score, p.key))
+    seen: set[str] = set()
+    keep: list[_Passing] = []
+    for p in passing:
+        if p.key in seen:
+            reasons[p.ci] = "merged_duplicate_text"
+            continue
+        seen.add(p.key)
+        keep.append(p)
+    limit = policy.max_proposals + policy.max_deferred
+    for p in keep[limit:]:
+        reasons[p.ci] = "deferred_not_returned"
+    counts["deferred_not_returned"] = max(len(keep) - limit, 0)
+    drafts = [_draft(inp, light, rem, p) for p in keep[:limit]]
+    for p in keep[:limit]:
+        reasons[p.ci] = "candidate"
+    drafts.sort(key=lambda d: (not d.flags, -d.score, d.dedupe_key))
+    out: list[CandidateDraft] = []
+    kept = 0
+    for d in drafts:
+        if d.status == "proposed":
+            if kept < policy.max_proposals:
+                kept += 1
+            else:
+                d = replace(d, status="deferred")
+                counts["deferred_over_cap"] += 1
+        elif d.status == "deferred":
+            counts["deferred_snoozed"] += 1
+        out.append(d)
+    order = {"proposed": 0, "deferred": 1, "blocked": 2}
+    out.sort(key=lambda d: (order[d.status], not d.flags, -d.score, d.dedupe_key))
+    counts["deferred_over_cap"] += counts["deferred_not_returned"]
+    return out
+
+
+def _draft(inp: Inputs, light: LightResult, rem: RemResult, p: _Passing) -> CandidateDraft:
+    eps, U, policy = inp.eps, light.units, inp.policy
+    c = light.facts[p.ci]
+    support = p.support
+    newest = eps[support[-1]].occurred_at
+    procedural = sum(1 for i in support if eps[i].memory_type == "procedural-candidate")
+    contest = rem.contests.get(p.ci, _UNCONTESTED)
+    r = route(
+        p.choice.text,
+        contested=contest.kind,
+        procedural_votes=procedural / len(support),
+        subject_label=section_name(p.choice.text, light.core(p.ci))
+        or label(light.core(p.ci), U, [c.units]),
+        day_label=newest.date().isoformat(),
+        restatements=(U.text[u] for u in c.units),
+        steps=sum(1 for u in set(c.units) if u in U.steps),
+    )
+    decisions = sum(1 for i in support if eps[i].kind == "decision")
+    days = int(p.stats["days"])
+    if c.kind == "procedure":
+        r = Route("RUNBOOKS", r.section, f"procedure: {c.label}, seen on {days} days")
+    elif c.kind == "theme":
+        # Still recurring, it is an open problem; closed, it is history of the system.
+        if p.lifecycle in TERMINAL_LIFECYCLES:
+            r = Route(
+                "SYSTEM_OVERVIEW",
+                "Recurring issues",
+                f"recurring theme: {c.label} on {days} days, {p.lifecycle}",
+            )
+        else:
+            r = Route(
+                "OPEN_QUESTIONS",
+                "Recurring issues",
+                f"recurring theme: {c.label} on {days} days, still open",
+            )
+    elif r.page == "SYSTEM_OVERVIEW" and decisions * 2 > len(support):
+        r = Route("DECISION_LOG", newest.date().isoformat(), "decision: episode kind")
+    status, blocked = "proposed", None
+    hit = [f for f in p.flags if _blocked_by(f, policy.block_flags)]
+    if hit:
+        status, blocked = "blocked", f"evidence flag {hit[0]} is blocked by the project policy"
+    elif p.lifecycle == "snoozed":
+        status = "deferred"
+    _, breakdown = weighted(p.raw, policy)
+    breakdown.update(p.stats)
+    f = U.feat[p.choice.unit]
+    subject_terms = sorted(light.core(p.ci) | f.values)
+    evidence = [Evidence(eps[i].id, "support") for i in support]
+    contra = sorted({eps[i].id for i in p.contradict})[:_MAX_CONTRADICT_IDS]
+    evidence.extend(Evidence(i, "contradict") for i in contra)
+    return CandidateDraft(
+        text=p.choice.text,
+        page_target=r.page,
+        section=r.section,
+        route_reason=r.reason,
+        memory_type="procedural-candidate" if r.page == "RUNBOOKS" else "semantic-candidate",
+        score=p.score,
+        signals=breakdown,
+        evidence=evidence,
+        lifecycle=p.lifecycle,
+        flags=p.flags,
+        dedupe_key=p.key,
+        subject_key="|".join(subject_terms[:8]),
+        status=status,
+        blocked_reason=blocked,
+        conflict_keys=tuple(sorted({rem.conflicts[k].dedupe_key for k in contest.conflicts})),
+    )
+
+
+def _blocked_by(flag: str, rules: Sequence[str]) -> bool:
+    return any(flag == r or (r.endswith(":") and flag.startswith(r)) for r in rules)
+
+
+def _jac(a: frozenset[str] | set[str], b: frozenset[str] | set[str]) -> float:
+    if not a and not b:
+        return 1.0
+    inter = len(a & b)
+    return inter / (len(a) + len(b) - inter)

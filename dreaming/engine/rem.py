@@ -1,0 +1,320 @@
+"""REM: the state each fact's topic is in, the conflicts between facts, recurring themes.
+
+REM reads Light's facts and writes nothing on them: what it learns about one (which
+episodes contradict it, which conflicts it is in) is a ``Contest`` in its own result.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from . import conflicts as conf
+from . import disputes
+from .cluster import core_terms
+from .facts import Clock, Inputs, label
+from .light import LightResult
+from .reflect import BROAD, Event, TopicIndex, TopicState, combine, find_marker, fold, term_themes
+from .similar import TermIndex, stem
+from .text import DECIDE_CUE, LIFE_CUE, display_text, trim_snippet
+from .types import ConflictDraft, ConflictSide, Theme
+
+
+@dataclass(frozen=True, slots=True)
+class Contest:
+    """What the conflicts found say about one fact."""
+
+    contradict: frozenset[int]  # episode indices on the other side of its conflicts
+    conflicts: tuple[int, ...]  # indices into ``RemResult.conflicts``
+    kind: str | None  # the strongest kind of conflict it is in (value/negation first)
+    claim_opposed: bool  # an approved claim in this fact is on the other side
+
+
+@dataclass(frozen=True, slots=True)
+class RemResult:
+    """What REM hands on to Deep and the diary."""
+
+    # Per fact: its topic's state ("active", "done", …) and the marker that decided it.
+    lifecycles: Sequence[tuple[str, Event | None]]
+    conflicts: Sequence[ConflictDraft]
+    contests: Mapping[int, Contest]  # fact -> its part in conflicts (only facts in one)
+    themes: Sequence[Theme]
+    counts: Mapping[str, int]
+
+
+def run(inp: Inputs, light: LightResult, clock: Clock) -> RemResult:
+    counts: Counter[str] = Counter()
+    with clock("rem.lifecycle"):
+        lifecycles = _lifecycle(inp, light, counts)
+    with clock("rem.conflicts"):
+        drafts, contests = _conflicts(inp, light, counts)
+    with clock("rem.themes"):
+        themes = _themes(inp, light)
+    return RemResult(lifecycles, drafts, contests, themes, counts)
+
+
+def _lifecycle(
+    inp: Inputs, light: LightResult, counts: Counter[str]
+) -> list[tuple[str, Event | None]]:
+    """Find lifecycle markers and the state each fact's topic is in."""
+    U, eps, facts = light.units, inp.eps, light.facts
+    core_third = [
+        U.feat[c.units[0]].subject if len(c.units) == 1 else core_terms(c.units, U.feat, 1 / 3)
+        for c in facts
+    ]
+    events: list[Event] = []
+    for u in range(len(U)):
+        if not U.eps[u] or not (U.feat[u].cues & LIFE_CUE or U.checkbox[u]):
+            continue
+        marker = find_marker(U.text[u], U.checkbox[u])
+        if marker is not None:
+            last = eps[U.eps[u][-1]]
+            events.append(Event(marker, last.occurred_at, last.id, u, U.feat[u]))
+    counts["lifecycle_markers"] = len(events)
+    # Events sharing a topic are folded once; a marker with no topic terms ("Done.")
+    # speaks only for the fact its own sentence landed in.
+    topics: dict[object, list[Event]] = {}
+    for ev in events:
+        topics.setdefault(ev.marker.topic or ("own", ev.unit), []).append(ev)
+    topic_terms = {t for key in topics if isinstance(key, frozenset) for t in key}
+    tindex = TopicIndex(core_third, topic_terms)
+    g_host, g_env = light.identity.hosts.tolist(), light.identity.envs.tolist()
+    unit_fact = light.unit_fact
+    applies: dict[int, list[TopicState]] = {}
+    folded: dict[object, TopicState] = {}
+    for key, evs in topics.items():
+        state = folded[key] = fold(evs)
+        own = {unit_fact[e.unit] for e in evs if unit_fact[e.unit] >= 0}
+        targets = set(own)
+        if isinstance(key, frozenset):
+            # The topic terms pin the subject; the guard only has to stop a marker
+            # about one host or environment landing on another (cheap int checks).
+            eh, ee = g_host[evs[0].unit], g_env[evs[0].unit]
+            matched = tindex.clusters_for(key)
+            if matched is None or len(matched) > BROAD:
+                counts["lifecycle_topics_too_broad"] += 1
+                matched = set()
+            for ci in sorted(matched - own):
+                first = facts[ci].units[0]
+                ch, ce = g_host[first], g_env[first]
+                if (not eh or not ch or eh == ch) and (not ee or not ce or ee == ce):
+                    targets.add(ci)
+        for ci in targets:
+            applies.setdefault(ci, []).append(state)
+    for ci in light.special:
+        aliases = facts[ci].aliases
+        if aliases:
+            # A theme also follows the tickets opened for it (see grouping._recurring).
+            for key, state in folded.items():
+                if isinstance(key, frozenset) and key & aliases:
+                    applies.setdefault(ci, []).append(state)
+    now = inp.now
+    return [
+        combine(applies[ci], now) if ci in applies else ("active", None) for ci in range(len(facts))
+    ]
+
+
+def _conflicts(
+    inp: Inputs, light: LightResult, counts: Counter[str]
+) -> tuple[list[ConflictDraft], dict[int, Contest]]:
+    """Find reversals, negations and value conflicts, and the facts each one touches."""
+    U, facts = light.units, light.facts
+    found: list[conf.Found] = []
+    stmts: list[tuple[int, conf.Statement]] = []
+    for u in range(len(U)):
+        if (U.junk[u] and U.claim[u] is None) or not U.feat[u].cues & DECIDE_CUE:
+            continue
+        stmts.extend((u, st) for st in conf.statements(U.text[u]))
+    found.extend(conf.decision_conflicts(stmts, U.first, U.last, U.claim))
+    # A contradiction the wording already lined up is not reported twice.
+    seen = {u for fc in found for side in fc.sides for u in side}
+    found.extend(
+        fc
+        for fc in _wording_conflicts(inp, light, counts)
+        if all(seen.isdisjoint(side) for side in fc.sides)
+    )
+    for idxs in light.group_parts:
+        if sum(1 for ci in idxs if facts[ci].values) < 2:
+            continue  # one value (or none): nothing to disagree about
+        # Only a subject with a real core can be disagreed about, and only the facts
+        # that are about that core take part (single-link grouping can drag in a
+        # sentence that merely shares a word or two).
+        core = core_terms([u for ci in idxs for u in facts[ci].units], U.feat, 0.5)
+        if len(core) < 2:
+            continue
+        idxs = [
+            ci
+            for ci in idxs
+            if len(core_terms(facts[ci].units, U.feat, 0.5) & core) * 2 >= len(core)
+        ]
+        if sum(1 for ci in idxs if facts[ci].values) < 2:
+            continue
+        parts = [facts[ci].units for ci in idxs]
+        values = [facts[ci].values for ci in idxs]
+        state = [
+            sum(1 for u in p[:50] if conf.is_state(U.text[u], U.feat[u].content)) * 2 > len(p[:50])
+            for p in parts
+        ]
+        has_eps = [any(U.eps[u] for u in p) for p in parts]
+        fc = conf.value_conflict(parts, values, state, has_eps, U.claim, "")
+        if fc:
+            members = [u for p in parts for u in p]
+            fc.subject = label(core_terms(members, U.feat, 0.5), U, parts)
+            found.append(fc)
+    marks = _Marks()
+    drafts = [_draft(inp, light, k, fc, marks) for k, fc in enumerate(found)]
+    counts["conflicts"] = len(drafts)
+    for kind in ("value", "reversal", "negation"):
+        counts[f"conflicts_{kind}"] = sum(1 for d in drafts if d.kind == kind)
+    return drafts, marks.freeze()
+
+
+def _wording_conflicts(inp: Inputs, light: LightResult, counts: Counter[str]) -> list[conf.Found]:
+    """Disagreements between paraphrase neighbours (disputes.py), one per dispute."""
+    U, items, near = light.units, light.para_items, light.para_near
+    feat, text, u_first = U.feat, U.text, U.first
+    # Only a block with a number, a denial or a change cue can take a side that
+    # differs; the cheap tests skip the rest without reading them.
+    cued = [
+        x
+        for x in range(len(items))
+        if near[x] and any(feat[u].negated or disputes.may_disagree(text[u]) for u in items[x])
+    ]
+    if not cued:
+        return []
+    read: dict[int, disputes.Said] = {}
+    # People are not choices: the authors of episodes and the speakers who open a
+    # block with their name ("Ann: …").
+    people = {e.actor.split(":", 1)[-1].lower() for e in inp.eps}
+    people.update(n for it in items if (n := disputes.speaker(text[it[0]])))
+    people_set = frozenset(people)
+
+    def said(x: int) -> disputes.Said:
+        got = read.get(x)
+        if got is None:
+            units = items[x]
+            got = read[x] = disputes.said(
+                [text[u] for u in units],
+                [feat[u] for u in units],
+                u_first[units[0]],
+                people_set,
+            )
+        return got
+
+    # Sentences are compared term by term, so rarity is counted per stemmed word.
+    index = TermIndex([frozenset(stem(t) for u in it for t in feat[u].subject) for it in items])
+    tested = sum(1 for x in cued if said(x).switches or said(x).denials)
+    bar = disputes.sentence_bar(index.n, tested) * inp.policy.paraphrase_factor
+    ops: list[disputes.Opposition] = []
+    for x in cued:
+        closest = sorted(near[x], key=lambda ys: (-ys[1], ys[0]))
+        others = [(y, said(y)) for y, _ in closest]
+        ops.extend(disputes.oppositions(x, said(x), others, index.idf, bar))
+    out: list[conf.Found] = []
+    for d in disputes.disputes(ops, read):
+        sides = [sorted({u for b in bs for u in items[b]}) for bs, _ in d.sides]
+        shared = frozenset.intersection(
+            *(frozenset(t for u in side for t in feat[u].subject) for side in sides)
+        )
+        reps = [items[b][k] for _, (b, k) in d.sides]
+        out.append(conf.Found(d.kind, label(shared, U, sides), sides, [None] * len(sides), reps))
+    counts["conflicts_across_wordings"] = len(out)
+    return out
+
+
+class _Marks:
+    """The contests being collected, conflict by conflict (frozen when REM is done)."""
+
+    def __init__(self) -> None:
+        self.contradict: dict[int, list[int]] = {}
+        self.conflicts: dict[int, list[int]] = {}
+        self.kind: dict[int, str] = {}
+        self.claim_opposed: set[int] = set()
+
+    def freeze(self) -> dict[int, Contest]:
+        return {
+            ci: Contest(
+                frozenset(self.contradict.get(ci, ())),
+                tuple(ks),
+                self.kind.get(ci),
+                ci in self.claim_opposed,
+            )
+            for ci, ks in self.conflicts.items()
+        }
+
+
+def _draft(inp: Inputs, light: LightResult, k: int, fc: conf.Found, marks: _Marks) -> ConflictDraft:
+    """Write conflict ``k`` as a draft, and mark the facts on its sides."""
+    U, eps, unit_fact = light.units, inp.eps, light.unit_fact
+    sides = []
+    for n, (side, claim_id) in enumerate(zip(fc.sides, fc.claims, strict=True)):
+        if fc.reps:
+            rep = fc.reps[n]  # the sentence that states this side's position
+        else:
+            rep = min(side, key=lambda u: (U.junk[u] is not None, -U.weight[u], u))
+        side_eps = sorted({eps[i].id for u in side for i in U.eps[u]})
+        text = trim_snippet(display_text(U.text[rep]), inp.policy.snippet_max_chars)
+        sides.append(ConflictSide(text, tuple(side_eps), claim_id))
+    side_keys = [s.text if s.claim_id is None else f"claim:{s.claim_id}" for s in sides]
+    draft = ConflictDraft(
+        fc.subject, fc.kind, sides, conf.conflict_key(fc.kind, fc.subject, side_keys)
+    )
+    # Tell every fact on a side which episodes contradict it; its own side is the
+    # newest side it has sentences on.
+    side_facts = [{unit_fact[u] for u in side if unit_fact[u] >= 0} for side in fc.sides]
+    floor = datetime.min.replace(tzinfo=UTC)
+    side_time = [max((U.last[u] or floor for u in side), default=floor) for side in fc.sides]
+    for ci in sorted(set().union(*side_facts)):
+        mine = [s for s, cl in enumerate(side_facts) if ci in cl]
+        own = max(mine, key=lambda s: (side_time[s], s))
+        marks.conflicts.setdefault(ci, []).append(k)
+        if marks.kind.get(ci) not in ("value", "negation"):
+            marks.kind[ci] = fc.kind
+        contradict = marks.contradict.setdefault(ci, [])
+        for s, side in enumerate(fc.sides):
+            if s == own:
+                continue
+            for u in side:
+                contradict.extend(U.eps[u])
+                if U.claim[u] is not None and unit_fact[u] == ci:
+                    marks.claim_opposed.add(ci)
+    return draft
+
+
+def _themes(inp: Inputs, light: LightResult) -> list[Theme]:
+    """Find subjects and terms that recur across days (risk-flagged material excluded)."""
+    U, policy, ep_day = light.units, inp.policy, inp.ep_day
+    flagged = [bool(e.risk_flags) for e in inp.eps]
+    subject_themes = []
+    need = policy.theme_min_days
+    for ci, c in enumerate(light.facts):
+        if sum(len(U.eps[u]) for u in c.units) < need:
+            continue  # too few episodes to span enough days
+        eps_c = {i for u in c.units for i in U.eps[u]}
+        if not eps_c or any(map(flagged.__getitem__, eps_c)):
+            continue
+        days = len({ep_day[i] for i in eps_c})
+        if days >= policy.theme_min_days and (c.label or light.core(ci)):
+            name = c.label if c.kind == "theme" else label(light.core(ci), U, [c.units])
+            subject_themes.append((days, len(eps_c), name))
+    subject_themes.sort(key=lambda t: (-t[0], -t[1], t[2]))
+    themes = [Theme(lbl, "subject", d, m) for d, m, lbl in subject_themes[: policy.max_themes]]
+    room = policy.max_themes - len(themes)
+    if room > 0:
+        units = [
+            u
+            for u in range(len(U))
+            if U.eps[u] and not U.junk[u] and not any(map(flagged.__getitem__, U.eps[u]))
+        ]
+        themes.extend(
+            term_themes(
+                [tuple(U.feat[u].subject) for u in units],
+                [sorted({ep_day[i] for i in U.eps[u]}) for u in units],
+                [len(U.eps[u]) for u in units],
+                policy.theme_min_days,
+                room,
+            )
+        )
+    return themes
