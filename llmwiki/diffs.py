@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from llmwiki.render import Linker
+from llmwiki.render import CITATION_RE, EVIDENCE_ID_RE, Linker
 
 __all__ = ["Row", "diff_rows"]
 
@@ -22,8 +22,6 @@ __all__ = ["Row", "diff_rows"]
 # marks would cover most of the line and only add noise.
 WORD_MARK_RATIO: Final = 0.5
 _TOKEN_RE: Final = re.compile(r"#\d+|\w+|\s+|[^\w\s]")
-_CITATION_RE: Final = re.compile(r"\((?:claim \d+|new claim); evidence #\d+(?:, #\d+)*\)")
-_EVIDENCE_ID_RE: Final = re.compile(r"#(\d+)")
 
 
 @dataclass(frozen=True)
@@ -41,8 +39,10 @@ class Row:
 def _evidence_starts(line: str) -> set[int]:
     """Where the evidence ids of claim citations start in `line`."""
     starts: set[int] = set()
-    for cite in _CITATION_RE.finditer(line):
-        for m in _EVIDENCE_ID_RE.finditer(line, cite.start(), cite.end()):
+    for cite in CITATION_RE.finditer(line):
+        if cite.group(3) is None:
+            continue
+        for m in EVIDENCE_ID_RE.finditer(line, cite.start(3), cite.end(3)):
             starts.add(m.start())
     return starts
 

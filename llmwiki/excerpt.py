@@ -8,6 +8,8 @@ still never shows a credential.
 
 from __future__ import annotations
 
+import io
+import zipfile
 from dataclasses import dataclass, field
 
 from llmwiki import archives
@@ -47,13 +49,28 @@ def line_span(locator: dict) -> tuple[int, int] | None:
     return first, last
 
 
+def _zip_member(path: str, data: bytes, member: str, limits: archives.Limits) -> str | None:
+    """One member's text; a page view should not inflate the whole archive for it."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            info = zf.getinfo(member)
+            with zf.open(info) as fh:
+                raw = fh.read(limits.max_entry_uncompressed + 1)
+    except KeyError:
+        # Names the import normalised differ from the stored entry: read it the import's way.
+        return dict(archives.read_zip_texts(path, data, limits)).get(member)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise InputError(path, f"damaged archive ({exc})") from None
+    return archives.decode_text(f"{path}!{member}", raw, limits)
+
+
 def _source_text(source: Source, path: str) -> str | None:
     """The decoded text of the file `path` names: the source itself or a member of its zip."""
     data = blob_read(source.sha256)
     limits = archives.Limits()
     archive, sep, member = path.partition("!")
     if sep and archive.lower().endswith(".zip"):
-        return dict(archives.read_zip_texts(archive, data, limits)).get(member)
+        return _zip_member(archive, data, member, limits)
     return archives.decode_text(path, data, limits)
 
 

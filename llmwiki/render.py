@@ -29,6 +29,8 @@ from markdown_it.token import Token
 
 __all__ = [
     "BLOCK_TAGS",
+    "CITATION_RE",
+    "EVIDENCE_ID_RE",
     "HEADING_ID_PREFIX",
     "INLINE_TAGS",
     "INVISIBLE_CHARS",
@@ -155,8 +157,8 @@ def _escape_marked(text: str) -> str:
 # approval preview); on screen the claim and each episode become links.
 
 Linker = Callable[[str, int], str]  # ("claim" | "episode", id) -> URL
-_CITATION_RE: Final = re.compile(r"\((claim (\d+)|new claim)(?:; evidence (#\d+(?:, #\d+)*))?\)")
-_EVIDENCE_ID_RE: Final = re.compile(r"#(\d+)")
+CITATION_RE: Final = re.compile(r"\((claim (\d+)|new claim)(?:; evidence (#\d+(?:, #\d+)*))?\)")
+EVIDENCE_ID_RE: Final = re.compile(r"#(\d+)")
 
 
 def link_citations(escaped: str, url: Linker) -> str:
@@ -169,10 +171,10 @@ def link_citations(escaped: str, url: Linker) -> str:
         head = anchor("claim", m.group(2), m.group(1)) if m.group(2) else m.group(1)
         if not m.group(3):
             return f"({head})"
-        ids = _EVIDENCE_ID_RE.sub(lambda e: anchor("episode", e.group(1), e.group()), m.group(3))
+        ids = EVIDENCE_ID_RE.sub(lambda e: anchor("episode", e.group(1), e.group()), m.group(3))
         return f"({head}; evidence {ids})"
 
-    return _CITATION_RE.sub(cite, escaped)
+    return CITATION_RE.sub(cite, escaped)
 
 
 def _valid_unicode(text: str) -> str:
