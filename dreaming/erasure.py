@@ -13,7 +13,8 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from dreaming.engine import Policy, PolicyError, snippet_limits
-from dreaming.engine.text import blocks, display_text, sentences, trim_snippet
+from dreaming.engine.blocks import blocks, sentences
+from dreaming.engine.wording import display_text, trim_snippet
 from dreaming.models import Candidate, Conflict, ConflictSide, DreamRun
 from llmwiki.erasure import (
     ERASED,

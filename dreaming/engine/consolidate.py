@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .policy import Policy
-from .text import Features, dated, display_text, trim_snippet
+from .text import Features
+from .wording import dated, display_text, trim_snippet
 
 REDACTION_MARK = "[REDACTED"
 _MAX_CONSIDERED = 200  # bound the work on very large clusters; they are highly redundant

@@ -20,8 +20,8 @@ from .rem import Contest, RemResult
 from .route import Route, route, section_name
 from .score import EvidenceView, recall_for, signals, weighted
 from .similar import terms_of
-from .text import dated, display_text, standalone, trim_snippet
 from .types import TERMINAL_LIFECYCLES, CandidateDraft, Evidence
+from .wording import dated, display_text, standalone, trim_snippet
 
 _MAX_CONTRADICT_IDS = 50
 # Two sentences longer than this together are no longer one claim read at a glance.

@@ -16,11 +16,13 @@ from itertools import chain
 import numpy as np
 
 from . import grouping
+from .blocks import blocks, sentences
 from .dedupe import Identity, TokenHasher, exact_groups, near_duplicate_groups
 from .facts import Block, Clock, CoreTerms, Fact, Inputs, Units
 from .procedure import MIN_STEPS, Instance, chain_labelled, step_label
-from .text import _EMPTY, Features, analyse, blocks, intern_set, junk_reason, sentences
+from .text import _EMPTY, Features, analyse, intern_set
 from .types import Ep
+from .wording import junk_reason
 
 _MAX_SENTENCES_PER_EPISODE = 40  # a pasted page must not dominate a sweep's cost
 

@@ -18,8 +18,9 @@ from .facts import Clock, Inputs, label
 from .light import LightResult
 from .reflect import BROAD, Event, TopicIndex, TopicState, combine, find_marker, fold, term_themes
 from .similar import TermIndex, stem
-from .text import DECIDE_CUE, LIFE_CUE, display_text, trim_snippet
+from .text import DECIDE_CUE, LIFE_CUE
 from .types import ConflictDraft, ConflictSide, Theme
+from .wording import display_text, trim_snippet
 
 
 @dataclass(frozen=True, slots=True)

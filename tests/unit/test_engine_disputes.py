@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from dreaming.engine import disputes
-from dreaming.engine.text import analyse, sentences
+from dreaming.engine.blocks import sentences
+from dreaming.engine.text import analyse
 
 T0 = datetime(2026, 5, 4, tzinfo=UTC)
 

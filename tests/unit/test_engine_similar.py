@@ -4,6 +4,7 @@ The filler blocks give the sweep a realistic spread of term frequencies: restate
 rare names, unrelated blocks share only common words.
 """
 
+from dreaming.engine.blocks import sentences
 from dreaming.engine.pipeline import run_sweep
 from dreaming.engine.similar import (
     TermIndex,
@@ -13,7 +14,7 @@ from dreaming.engine.similar import (
     star_groups,
     stem,
 )
-from dreaming.engine.text import analyse, sentences
+from dreaming.engine.text import analyse
 
 from .test_engine_pipeline import NOW, ep
 

@@ -4,20 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from dreaming.engine.text import (
-    analyse,
-    blocks,
-    dated,
-    display_text,
-    entities,
-    junk_reason,
-    key_terms,
-    normalise,
-    sentences,
-    standalone,
-    tokenize,
-    trim_snippet,
-)
+from dreaming.engine.blocks import blocks, normalise, sentences
+from dreaming.engine.text import analyse, entities, key_terms, tokenize
+from dreaming.engine.wording import dated, display_text, junk_reason, standalone, trim_snippet
 
 
 def test_it_reads_hosts_versions_and_environments():

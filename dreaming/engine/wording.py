@@ -1,0 +1,182 @@
+"""Judging a sentence as a claim: junk or not, able to stand alone, tied to its day, shown how."""
+
+from __future__ import annotations
+
+import re
+
+from .blocks import SHELL_PROMPT_RE
+from .text import Features, word_list
+
+# The shell's own utilities and the package and container tools of every stack; any
+# other program is known by its flags (_FLAGGED_RE).
+_SHELL_CMDS = frozenset(
+    word_list(
+        """
+    sudo git cd ls cat docker kubectl npm npx pip pip3 python python3 make curl wget ssh
+    scp systemctl journalctl rm cp mv grep echo export source chmod chown tail head less
+    vim nano yarn pnpm poetry uv go cargo brew apt apt-get yum dnf service tar unzip ps
+    kill top htop df du mkdir touch ln
+    """
+    )
+)
+# A program, up to three arguments, then a flag: "tool sub --flag", "tool -h host".
+_FLAGGED_RE = re.compile(r"^[a-z][\w.-]*(?:\s+[\w./:=-]+){0,3}\s+--?[a-z]")
+_URL_ONLY_RE = re.compile(r"^<?https?://\S+>?$")
+
+
+# A sentence opening with one of these leans on the sentence before it for its subject
+# ("that's not true yet (the fast path)."): on its own it claims nothing checkable.
+_ANAPHORIC_OPENERS = (
+    "that's ",
+    "that’s ",
+    "that is ",
+    "that was ",
+    "it's ",
+    "it’s ",
+    "it is ",
+    "it was ",
+    "which ",
+)
+_LIST_SPLIT_RE = re.compile(r",|\s(?:and|&|\+)\s")
+_PRONOUNS = frozenset(word_list("me us i you him her them we myself"))
+
+
+def _is_name_list(stripped: str) -> bool:
+    """True for a bare list of people ("Ann, Bo, Cy, builder, me."): no predicate.
+
+    Three or more short comma-separated items, most of them capitalised names, pronouns
+    or handles: an attendee line, which says who was there and nothing about the project.
+    """
+    items = [x.strip() for x in _LIST_SPLIT_RE.split(stripped.rstrip(".!;: "))]
+    items = [x for x in items if x]
+    if len(items) < 3:
+        return False
+    namey = 0
+    for item in items:
+        words = item.split()
+        if len(words) > 2 or any(c.isdigit() for c in item):
+            return False
+        w = words[0].strip("()[]\"'")
+        if w[:1].isupper() or w.lower() in _PRONOUNS or w.startswith(("@", "agent:")):
+            namey += 1
+    return namey * 2 > len(items)
+
+
+def junk_reason(
+    text: str, features: Features, heading: bool = False, code: bool = False
+) -> str | None:
+    """Say why a sentence is not claim material (OpenClaw promoted exactly this), or None."""
+    if not features.words:
+        return "empty"  # nothing but punctuation, or nothing at all
+    if heading:
+        return "heading"
+    if code:
+        return "tool_output"
+    stripped = text.strip()
+    first_char = stripped[0]
+    # Each pattern below starts with a known character; test that before any regex.
+    if first_char in "h<" and _URL_ONLY_RE.match(stripped):
+        return "bare_url"
+    if first_char in "$#>P" and SHELL_PROMPT_RE.match(stripped):
+        return "shell_command"
+    if first_char == "`" and stripped.endswith("`") and stripped.count("`") == 2:
+        return "code_only"
+    if features.stop_ratio < 0.12:
+        first = stripped.split(None, 1)[0].lower()
+        if first in _SHELL_CMDS or _FLAGGED_RE.match(stripped):
+            return "shell_command"
+    if features.words < 4:
+        return "too_short"
+    if len(features.subject) + len(features.values) < 2:
+        return "no_content"
+    if first_char in "tTiIwW" and stripped[:9].lower().startswith(_ANAPHORIC_OPENERS):
+        return "fragment"
+    if stripped.count(",") >= 2 and _is_name_list(stripped):
+        return "name_list"
+    return None
+
+
+def trim_snippet(text: str, limit: int) -> str:
+    """Cut a text to at most ``limit`` characters at a sentence or clause boundary."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    for sep in (". ", "; ", ", "):
+        cut = head.rfind(sep)
+        if cut > limit // 2:
+            return head[: cut + 1].rstrip(",; ") + " …"
+    cut = head.rfind(" ")
+    return head[: cut if cut > 0 else limit].rstrip() + " …"
+
+
+_LABEL_RE = re.compile(
+    r"^(?:reminder|note|fyi|nb|update|ps|btw|heads[- ]up|aside)\s*[:\-–—]\s*", re.IGNORECASE
+)
+# The clock time (or time range) a log line opens with says when it was written, which
+# the evidence already records; as the first words of a claim it reads as noise.
+_CLOCK_RE = re.compile(r"^\d{1,2}:\d{2}(?::\d{2})?(?:\s*[–—-]\s*\d{1,2}:\d{2})?\s+(?=\S)")
+
+
+def display_text(sentence: str) -> str:
+    """Strip a leading clock time and filler labels ("Reminder:", "FYI -").
+
+    That way a grounded sentence reads as a claim. Nothing else changes — not even
+    case: "ledger-db-2 is …" must stay a host name.
+    """
+    out = sentence.strip()
+    if out[:1].isdigit():
+        out = _CLOCK_RE.sub("", out)
+    # every label starts with one of these letters; most sentences skip the regex
+    return _LABEL_RE.sub("", out) if out[:1].lower() in "rnfupbha" else out
+
+
+# Words that point back at something said before: a sentence opening with one leans on
+# its neighbours and cannot be approved as a claim on its own.
+_ANAPHORA = frozenset(
+    word_list("this that these those it its they them their he she his her there such so also")
+)
+
+
+# An object pronoun needs its antecedent wherever it stands ("Restart it remotely"), and
+# "here" the document it is written in ("If something here disagrees …").
+_POINTS_BACK = frozenset(("it", "them", "here"))
+
+
+def standalone(text: str) -> bool:
+    """Can this sentence be read, and approved, without the text around it?
+
+    Not a question, not opening with a word that points back, and long enough to say
+    something of a subject (a subject, a verb and what it says: six words).
+    """
+    words = [w.lower() for w in re.findall(r"[\w'’-]+", text)]
+    if len(words) < 6 or text.rstrip().endswith("?"):
+        return False
+    # A sentence opening with a past participle has dropped its subject ("Written by Ann
+    # for new joiners."): it describes something the reader has to be looking at.
+    participle = words[0].endswith(("ed", "en")) and len(words[0]) > 4 and words[1] == "by"
+    return (
+        words[0] not in _ANAPHORA
+        and words[-1] not in _ANAPHORA
+        and not participle
+        and not _POINTS_BACK.intersection(words)
+    )
+
+
+# A sentence tied to the day it was written: what happened or is planned around "today"
+# is a log entry, true of that day; a durable fact reads the same a month later. The
+# anchors are words relative to the writer's now, and first-person intent ("I'll", "we're
+# going to") that a plan is made of; "we'll use X" states a decision and is not a plan.
+_DATED_RE = re.compile(
+    r"\b(?:today|tonight|tomorrow|yesterday|overnight|last night|this (?:morning|afternoon"
+    r"|evening|week|weekend)|(?:next|last) (?:week|month|monday|tuesday|wednesday|thursday"
+    r"|friday|saturday|sunday)|(?:some|one) (?:morning|afternoon|evening) next week"
+    r"|earlier today|later today|right now|(?:i|we)(?:'ll| will| am going to| are going to"
+    r"|'m going to|'re going to) (?!use\b|adopt\b|standardi[sz]e\b|keep\b|stay\b))",
+    re.IGNORECASE,
+)
+
+
+def dated(text: str) -> bool:
+    """Is this sentence anchored to the day it was written (a log entry or a plan)?"""
+    return _DATED_RE.search(text) is not None
