@@ -374,3 +374,30 @@ def test_the_same_bytes_twice_in_one_upload_store_one_source(project):
     assert by_path["b/ops.md"].status == "unchanged"
     assert by_path["b/ops.md"].note == "same bytes as a/ops.md in this upload"
     assert Source.objects.count() == 1
+
+
+@pytest.mark.parametrize(
+    ("status", "episodes", "quarantined", "outcome"),
+    [
+        ("new", 7, 0, "imported"),
+        ("new", 7, 1, "imported, 1 of 7 quarantined"),
+        ("updated", 3, 0, "imported as a new version"),
+        ("updated", 3, 2, "imported as a new version, 2 of 3 quarantined"),
+        ("quarantined", 1, 1, "quarantined"),
+        ("quarantined", 3, 3, "quarantined, all 3"),
+        ("unchanged", 0, 0, "unchanged"),
+        ("rejected", 0, 0, "rejected"),
+    ],
+)
+def test_a_source_result_says_its_outcome_in_words(status, episodes, quarantined, outcome):
+    from llmwiki.ingest import SourceResult
+
+    result = SourceResult("a.md", None, status, episodes, quarantined=quarantined)
+    assert result.outcome == outcome
+
+
+def test_the_cli_says_how_much_of_a_file_was_quarantined(project, corpus, capsys):
+    call_command("ingest", "--project", project.slug, str(corpus))
+    out = capsys.readouterr().out
+    assert "transcripts/review.jsonl: imported, 1 of 3 quarantined" in out
+    assert "notes/architecture.md: imported  (" in out
