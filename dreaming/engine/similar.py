@@ -154,7 +154,8 @@ def similarity(a: frozenset[str], b: frozenset[str], index: TermIndex) -> float:
     if len(shared) < MIN_SHARED_TERMS:
         return 0.0
     idf = index.idf
-    return sum(idf(t) for t in shared)
+    # fsum is exact whatever the order a set iterates in, which varies with the hash seed.
+    return math.fsum(idf(t) for t in shared)
 
 
 def neighbours(
@@ -181,7 +182,9 @@ def neighbours(
     gen_rows: list[int] = []
     gen_cols: list[int] = []
     for x, ts in enumerate(term_sets):
-        for t in ts:
+        # Columns numbered in sorted order, not the set's (hash-seeded) order, so the
+        # float sums below, and every tie they decide, are the same on every run.
+        for t in sorted(ts):
             d = df.get(t, 0)
             if d < 2:
                 continue  # a term seen once is shared with nothing
