@@ -7,12 +7,10 @@ whose bytes were already imported into the project is reported `unchanged` and s
 
 from __future__ import annotations
 
-import json
 import logging
 import mimetypes
 import multiprocessing
 import os
-from collections import Counter
 from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
@@ -24,14 +22,15 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from llmwiki import archives, security, versions
-from llmwiki.blobs import blob_discard, blob_write, blob_write_many
+from llmwiki import archives, versions
+from llmwiki.blobs import blob_discard, blob_write_many
 from llmwiki.bulk import bulk_insert
 from llmwiki.errors import InputError
+from llmwiki.gate import Scanned, gate, mb
 from llmwiki.importers import detect
-from llmwiki.importers.base import KINDS, EpisodeDraft, TextFile
+from llmwiki.importers.base import EpisodeDraft, TextFile
 from llmwiki.models import AuditEvent, Episode, Project, Source, sha256_hex
-from llmwiki.security.raw import redact_texts, redacted_file
+from llmwiki.security.raw import redacted_file
 
 log = logging.getLogger(__name__)
 
@@ -93,41 +92,6 @@ class IngestReport:
     @property
     def rejected(self) -> list[SourceResult]:
         return [s for s in self.sources if s.status == "rejected"]
-
-
-class Scanned(NamedTuple):
-    """A draft after the gate, as plain values: cheap to send back from a worker process."""
-
-    text: str  # redacted
-    kind: str
-    actor: str
-    locator: dict
-    occurred_at: datetime | None
-    memory_type: str
-    memory_type_reason: str
-    tags: tuple[str, ...]
-    flags: tuple[str, ...]
-    secrets: tuple[tuple[str, str], ...]  # (kind, fingerprint), never the value
-    security_class: str
-    high_risk: bool
-
-    @classmethod
-    def of(cls, draft: EpisodeDraft) -> Scanned:
-        result = security.scan(draft.content)
-        return cls(
-            result.text,
-            draft.kind,
-            draft.actor,
-            draft.locator,
-            draft.occurred_at,
-            draft.memory_type,
-            draft.memory_type_reason,
-            draft.tags,
-            result.flags,
-            tuple((f.kind, f.fingerprint) for f in result.secrets),
-            result.security_class,
-            result.high_risk,
-        )
 
 
 @dataclass
@@ -202,7 +166,7 @@ def ingest_files(
     if total > lim.max_upload_bytes:
         raise InputError(
             "upload",
-            f"{_mb(total)} in all, over the {_mb(lim.max_upload_bytes)} limit per upload",
+            f"{mb(total)} in all, over the {mb(lim.max_upload_bytes)} limit per upload",
         )
     if importer is not None and importer not in detect.IMPORTERS:
         raise InputError(
@@ -307,7 +271,7 @@ def _member(raw: RawFile, texts: list[TextFile]) -> _Member:
 def _zip_unit(raw: RawFile, lim: archives.Limits, importer: str | None) -> _Unit:
     if len(raw.data) > lim.max_upload_bytes:
         raise InputError(
-            raw.path, f"{_mb(len(raw.data))}, over the {_mb(lim.max_upload_bytes)} limit"
+            raw.path, f"{mb(len(raw.data))}, over the {mb(lim.max_upload_bytes)} limit"
         )
     texts = [
         TextFile(name, text) for name, text in archives.read_zip_texts(raw.path, raw.data, lim)
@@ -350,7 +314,7 @@ def _attach_existing_sources(project: Project, units: list[_Unit]) -> None:
 # command line or a task spreads them over worker processes while this one keeps the
 # database work. A web request never does: forking a threaded server copies its locks.
 PARALLEL_MIN_BYTES = 2 * 1024 * 1024
-_Analysed = list[tuple[int, "Scanned"]]
+_Analysed = list[tuple[int, Scanned]]
 
 
 def parallel_workers() -> int:
@@ -454,7 +418,7 @@ def _store_rows(
             analysed = [scanned for owner, scanned in unit.drafts if owner is m]
             m.hashes = {sha256_hex(item.text) for item in analysed}
             known = versions.still_current(project, m.path, m.hashes) if m.previous else set()
-            rows, summary = _gate(project, analysed, trust, now, known)
+            rows, summary = gate(project, analysed, trust, now, known)
             summary["raw"] = "redacted" if m.redacted else "as received"
             source = Source(
                 project=project,
@@ -516,131 +480,3 @@ def _store_rows(
     AuditEvent.objects.bulk_create(events, batch_size=500)
     bulk_insert(Episode, episodes)
     return len(episodes)
-
-
-def _gate(
-    project: Project,
-    analysed: list[Scanned],
-    trust: str,
-    now: datetime,
-    known_hashes: set[str],
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Build episode rows ({attname: value}) from scanned drafts, and a value-free summary."""
-    rows: list[dict[str, Any]] = []
-    flag_counts: Counter[str] = Counter()
-    fingerprints: set[tuple[str, str]] = set()
-    seen = set(known_hashes)
-    for item in analysed:
-        content_hash = sha256_hex(item.text)
-        if content_hash in seen:
-            continue  # unchanged paragraph of a new version, or a verbatim repeat in the file
-        seen.add(content_hash)
-        flag_counts.update(item.flags)
-        fingerprints.update(item.secrets)
-        rows.append(
-            {
-                "project_id": project.pk,
-                "occurred_at": item.occurred_at or now,
-                "recorded_at": now,
-                "actor": item.actor,
-                "kind": item.kind,
-                "content": item.text,
-                "locator": item.locator,
-                "memory_type": item.memory_type,
-                "memory_type_reason": item.memory_type_reason,
-                "trust": trust,
-                "security_class": item.security_class,
-                "flags": list(item.flags),
-                "tags": list(item.tags),
-                "content_hash": content_hash,
-                "status": Episode.Status.QUARANTINED if item.high_risk else Episode.Status.ACTIVE,
-            }
-        )
-    summary = {
-        "flags": dict(flag_counts),
-        "secrets": [{"kind": k, "fingerprint": f} for k, f in sorted(fingerprints)],
-        "quarantined": sum(1 for r in rows if r["status"] == Episode.Status.QUARANTINED),
-    }
-    return rows, summary
-
-
-def _mb(n: int) -> str:
-    return f"{n / 1_048_576:.1f} MB"
-
-
-def episode_record(
-    *,
-    project: Project,
-    actor: str,
-    kind: str,
-    content: str,
-    occurred_at: datetime | None = None,
-    locator: dict | None = None,
-    tags: Iterable[str] = (),
-) -> Episode:
-    """Record one event posted by an agent, through the same gate as file imports."""
-    from llmwiki.importers.classify import classify
-
-    if kind not in Episode.Kind.values:
-        raise InputError(
-            "kind", f"unknown kind {kind!r}; choose one of {', '.join(Episode.Kind.values)}"
-        )
-    if not content or not content.strip():
-        raise InputError("content", "is empty")
-    if len(content.encode()) > settings.LLMWIKI_MAX_FILE_BYTES:
-        raise InputError("content", f"over the {_mb(settings.LLMWIKI_MAX_FILE_BYTES)} limit")
-    draft = classify(
-        EpisodeDraft(
-            content=content.strip(),
-            kind=kind if kind in KINDS else "event",
-            actor=actor,
-            locator=locator or {},
-            occurred_at=occurred_at,
-            tags=tuple(tags),
-        )
-    )
-    # The raw event is kept as a source, so an episode posted by an agent has the same
-    # provenance as an imported file; with its secrets redacted, under the original's hash.
-    event = {
-        "actor": actor,
-        "kind": kind,
-        "content": content,
-        "occurred_at": occurred_at.isoformat() if occurred_at else None,
-        "locator": locator or {},
-        "tags": list(tags),
-    }
-    raw = json.dumps(event, sort_keys=True, ensure_ascii=False).encode()
-    scanned = Scanned.of(draft)
-    expected = {fp for _, fp in scanned.secrets}
-    stored = raw
-    if expected:
-        [(_, event["content"])] = redact_texts([("content", content)], expected)
-        stored = json.dumps(event, sort_keys=True, ensure_ascii=False).encode()
-    sha, written = blob_write(stored, sha256_hex(raw))
-    try:
-        with transaction.atomic():
-            now = timezone.now()
-            (row,), summary = _gate(project, [scanned], Episode.Trust.DRAFT, now, set())
-            summary["raw"] = "redacted" if expected else "as received"
-            source, _ = Source.objects.get_or_create(
-                project=project,
-                sha256=sha,
-                defaults={
-                    "size": len(raw),
-                    "media_type": "application/json",
-                    "original_name": f"{sha[:12]}.json",
-                    "path": f"api/{actor}/{sha[:12]}.json",
-                    "importer": "api",
-                    "retrieved_at": now,
-                    "security_summary": summary,
-                },
-            )
-            episode = Episode.objects.create(**{**row, "kind": kind, "source": source})
-            AuditEvent.record(
-                actor=actor, action="episode.record", obj=episode, after={"kind": kind}
-            )
-    except BaseException:
-        if written:
-            blob_discard(sha)
-        raise
-    return episode

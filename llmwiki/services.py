@@ -6,7 +6,6 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.utils import timezone
 
 from llmwiki.models import (
     AuditEvent,
@@ -16,7 +15,6 @@ from llmwiki.models import (
     PageKey,
     Project,
     Role,
-    sha256_hex,
 )
 
 DEFAULT_PAGES = [
@@ -114,30 +112,6 @@ def episode_set_status(*, episode: Episode, status: str, actor: Any, note: str =
     )
     episode.status = status
     return episode
-
-
-def episode_record_system(
-    *, project: Project, actor: str, kind: str, content: str, locator: dict | None = None
-) -> Episode:
-    """Log a line the app writes about its own work, such as an approval.
-
-    Its text is built by our code from ids and keys, so the ingest gate (classification,
-    secret scan, raw blob) has nothing to find in it. Bookkeeping kinds only: sweeps skip
-    them, and anything from outside goes through `llmwiki.ingest.episode_record`.
-    """
-    if kind not in Episode.BOOKKEEPING_KINDS:
-        raise ValueError(f"{kind!r} is not a bookkeeping kind; record it through the ingest gate")
-    now = timezone.now()
-    return Episode.objects.create(
-        project=project,
-        occurred_at=now,
-        recorded_at=now,
-        actor=actor[:200],
-        kind=kind,
-        content=content,
-        locator=locator or {},
-        content_hash=sha256_hex(content),
-    )
 
 
 @transaction.atomic

@@ -26,7 +26,7 @@ from llmwiki.models import (
     Project,
     Role,
 )
-from llmwiki.services import episode_record_system
+from llmwiki.record import episode_record_system
 from llmwiki.wiki import (
     GENERAL_SECTION,
     claim_create,

@@ -11,7 +11,7 @@ from dreaming.models import Candidate, CandidateEvidence, Conflict, ConflictSide
 from llmwiki import wiki
 from llmwiki.blobs import blob_path
 from llmwiki.erasure import ERASED, erasure_scope, source_erase
-from llmwiki.ingest import RawFile, episode_record, ingest_files
+from llmwiki.ingest import RawFile, ingest_files
 from llmwiki.models import (
     AuditEvent,
     ChangelogEntry,
@@ -23,6 +23,7 @@ from llmwiki.models import (
     Source,
     sha256_hex,
 )
+from llmwiki.record import episode_record
 from reviews import actions, conflicts, services
 from reviews.models import Review
 from tests.dreaming_data import DAYS, seed

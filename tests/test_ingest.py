@@ -12,8 +12,9 @@ from django.db import connection
 
 from llmwiki.blobs import blob_path
 from llmwiki.errors import InputError
-from llmwiki.ingest import RawFile, collect_paths, episode_record, ingest_files
+from llmwiki.ingest import RawFile, collect_paths, ingest_files
 from llmwiki.models import AuditEvent, Episode, Source
+from llmwiki.record import episode_record
 
 AWS_KEY = "AKIAZ7TIDEWATERTEST1"
 GH_TOKEN = "ghp_" + "Tidewater0TestToken0123456789abcdefg"[:36]

@@ -9,8 +9,9 @@ import json
 import zipfile
 
 from llmwiki.blobs import blob_path, blob_write
-from llmwiki.ingest import RawFile, episode_record, ingest_files
+from llmwiki.ingest import RawFile, ingest_files
 from llmwiki.models import Episode, Source, sha256_hex
+from llmwiki.record import episode_record
 from llmwiki.security.raw import WITHHELD_TEXT, redact_secrets, redact_texts, redacted_file
 
 AWS_KEY = "AKIAZ7TIDEWATERRAW01"

@@ -73,7 +73,7 @@ def test_approving_creates_the_claim_revision_manifest_changelog_and_audit(stagi
 def test_the_approval_line_skips_the_ingest_gate(staging, bob, monkeypatch, settings):
     import sys
 
-    import llmwiki.ingest as ingest
+    import llmwiki.record as record
     import llmwiki.security as security
     from llmwiki.models import Source
 
@@ -82,7 +82,7 @@ def test_the_approval_line_skips_the_ingest_gate(staging, bob, monkeypatch, sett
     def gate(*args, **kwargs):
         raise AssertionError("an approval went through the ingest gate")
 
-    for module, name in ((security, "scan"), (classify, "classify"), (ingest, "blob_write")):
+    for module, name in ((security, "scan"), (classify, "classify"), (record, "blob_write")):
         monkeypatch.setattr(module, name, gate)
     sources = Source.objects.count()
     blobs = sorted(settings.BLOB_DIR.rglob("*"))
@@ -95,7 +95,7 @@ def test_the_approval_line_skips_the_ingest_gate(staging, bob, monkeypatch, sett
 
 
 def test_only_bookkeeping_lines_may_skip_the_gate(project):
-    from llmwiki.services import episode_record_system
+    from llmwiki.record import episode_record_system
 
     with pytest.raises(ValueError, match="'note' is not a bookkeeping kind"):
         episode_record_system(project=project, actor="system", kind="note", content="x")

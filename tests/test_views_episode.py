@@ -207,7 +207,7 @@ def test_a_transcript_turn_shows_its_line(project):
 
 
 def test_without_a_file_or_lines_it_says_why(project):
-    from llmwiki.ingest import episode_record
+    from llmwiki.record import episode_record
 
     posted = episode_record(
         project=project, actor="agent:scout", kind="event", content="Deployed worker v1.5."

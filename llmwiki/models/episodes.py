@@ -1,0 +1,167 @@
+"""The raw layer (imported files) and the episodic layer read from them."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+from llmwiki.models.base import ImmutableModel, ImmutableQuerySet
+from llmwiki.models.projects import Project
+
+
+class SecurityClass(models.TextChoices):
+    PUBLIC = "public", "Public"
+    INTERNAL = "internal", "Internal"
+    RESTRICTED = "restricted", "Restricted"
+
+
+SECURITY_RANK = {SecurityClass.PUBLIC: 0, SecurityClass.INTERNAL: 1, SecurityClass.RESTRICTED: 2}
+
+
+class Source(models.Model):
+    """An imported file. Its bytes live in the content-addressed blob store, never here."""
+
+    class Status(models.TextChoices):
+        ACTIVE = "active", "Active"
+        ERASED = "erased", "Erased"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="sources")
+    sha256 = models.CharField(max_length=64)
+    size = models.BigIntegerField()
+    media_type = models.CharField(max_length=100)
+    original_name = models.CharField(max_length=500)
+    path = models.CharField(max_length=1000, help_text="Path or URI the file was imported from.")
+    importer = models.CharField(max_length=40)
+    retrieved_at = models.DateTimeField(default=timezone.now)
+    previous = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="next_versions"
+    )
+    imported_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    security_summary = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)
+
+    class Meta:
+        constraints = [
+            # Re-importing identical bytes is a no-op, enforced by the database too.
+            models.UniqueConstraint(fields=["project", "sha256"], name="one_source_per_blob")
+        ]
+        indexes = [models.Index(fields=["project", "path"])]
+        ordering = ["-retrieved_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.path} ({self.sha256[:12]})"
+
+
+# --- Episodic layer ----------------------------------------------------------------------
+
+
+class EpisodeQuerySet(ImmutableQuerySet):
+    def for_project(self, project: Project) -> EpisodeQuerySet:
+        return self.filter(project=project)
+
+    def dreamable(self) -> EpisodeQuerySet:
+        """Episodes a sweep may read: not quarantined, not erased, not superseded."""
+        return self.filter(status=Episode.Status.ACTIVE)
+
+
+class Episode(ImmutableModel):
+    class Kind(models.TextChoices):
+        NOTE = "note", "Note"
+        LOG_ENTRY = "log_entry", "Log entry"
+        CHAT_TURN = "chat_turn", "Chat turn"
+        DECISION = "decision", "Decision"
+        TOOL_CALL = "tool_call", "Tool call"
+        PAGE_SECTION = "page_section", "Page section"
+        EVENT = "event", "Event"
+        EDIT = "edit", "Edit"
+        APPROVAL = "approval", "Approval"
+        RETRIEVAL = "retrieval", "Retrieval"
+        SOURCE_INGEST = "source_ingest", "Source ingest"
+
+    class MemoryType(models.TextChoices):
+        WORKING = "working", "Working"
+        EPISODIC = "episodic", "Episodic"
+        SEMANTIC = "semantic-candidate", "Semantic candidate"
+        PROCEDURAL = "procedural-candidate", "Procedural candidate"
+        HANDOFF = "handoff-only", "Handoff only"
+
+    class Trust(models.TextChoices):
+        DRAFT = "draft", "Draft"
+        REVIEWED = "reviewed", "Reviewed"
+        APPROVED = "approved", "Approved"
+
+    class Status(models.TextChoices):
+        ACTIVE = "active", "Active"
+        QUARANTINED = "quarantined", "Quarantined"
+        DISCARDED = "discarded", "Discarded"
+        ERASED = "erased", "Erased"
+        SUPERSEDED = "superseded", "Superseded"
+
+    # Lines the app logs about its own work: never project material for a sweep.
+    BOOKKEEPING_KINDS = (Kind.APPROVAL, Kind.RETRIEVAL, Kind.SOURCE_INGEST)
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="episodes")
+    wizard_run_id = models.BigIntegerField(null=True, blank=True)
+    occurred_at = models.DateTimeField(db_index=True)
+    recorded_at = models.DateTimeField(default=timezone.now)
+    actor = models.CharField(max_length=200)
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    content = models.TextField()
+    source = models.ForeignKey(
+        Source, null=True, blank=True, on_delete=models.PROTECT, related_name="episodes"
+    )
+    locator = models.JSONField(default=dict, blank=True)
+    memory_type = models.CharField(
+        max_length=24, choices=MemoryType.choices, default=MemoryType.EPISODIC
+    )
+    memory_type_reason = models.CharField(max_length=200, blank=True)
+    trust = models.CharField(max_length=10, choices=Trust.choices, default=Trust.DRAFT)
+    security_class = models.CharField(
+        max_length=10, choices=SecurityClass.choices, default=SecurityClass.INTERNAL
+    )
+    flags = models.JSONField(default=list, blank=True)
+    tags = models.JSONField(default=list, blank=True)
+    content_hash = models.CharField(max_length=64)
+    supersedes = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="superseded_by"
+    )
+    # Quarantine, supersession and erasure are the only state an episode has; they change
+    # through the ingest/erasure services (the sanctioned bypass), each with an audit event.
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.ACTIVE)
+    # The newer version of the same file that no longer contains this episode's text.
+    superseded_by_source = models.ForeignKey(
+        Source, null=True, blank=True, on_delete=models.PROTECT, related_name="superseded_episodes"
+    )
+
+    objects = EpisodeQuerySet.as_manager()
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["project", "status", "id"]),
+            models.Index(fields=["project", "kind"]),
+            models.Index(fields=["project", "occurred_at"]),
+        ]
+        ordering = ["-occurred_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.kind} {self.occurred_at:%Y-%m-%d}"
+
+    @property
+    def excerpt(self) -> str:
+        return self.content if len(self.content) <= 240 else self.content[:239] + "…"
+
+    @property
+    def locator_label(self) -> str:
+        loc = self.locator or {}
+        label = loc.get("path", "")
+        if "lines" in loc:
+            start, end = loc["lines"]
+            label += f":{start}" if start == end else f":{start}-{end}"
+        if "turn_id" in loc:
+            label += f"#{loc['turn_id']}"
+        if loc.get("section"):
+            label += f" § {loc['section']}"
+        return label
