@@ -13,7 +13,7 @@ from llmwiki.models import ImmutableModel
 class Review(ImmutableModel):
     class Action(models.TextChoices):
         APPROVE = "approve", "Approve"
-        APPROVE_EDIT = "approve-edit", "Approve with edit"
+        APPROVE_EDIT = "approve-edit", "Approve as edited"
         REJECT = "reject", "Reject"
         DEFER = "defer", "Defer"
         MERGE = "merge", "Merge"

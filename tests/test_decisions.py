@@ -140,6 +140,16 @@ def test_an_unchanged_text_approves_plainly_and_shows_one_approve_button(client,
     assert Review.objects.get(candidate=staging).action == "approve"
 
 
+def test_the_review_history_names_an_edited_approval_as_the_button_does(client, bob, staging):
+    claim = approve(staging, bob, edited_text="Staging: PostgreSQL 16.", as_edited=True)
+    client.force_login(bob)
+    assert "bob: Approve as edited" in panel(client, staging)
+    url = reverse("reviews:claim", args=[staging.project.slug, claim.pk])
+    body = client.get(url).content.decode()
+    assert "Approve as edited by bob" in body
+    assert "Approve with edit" not in body
+
+
 # --- The merge refusal is audited ---------------------------------------------------------
 
 

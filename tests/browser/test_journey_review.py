@@ -141,7 +141,7 @@ def test_a_reviewer_approves_with_an_edit_and_the_claim_keeps_the_original(
     expect(page.get_by_role("heading", name=f"Claim {claim.pk}")).to_be_visible()
     expect(page.locator("blockquote.card")).to_have_text(edited)
     history = page.get_by_role("heading", name="Review history").locator("+ ul")
-    expect(history).to_contain_text("Approve with edit by bob")
+    expect(history).to_contain_text("Approve as edited by bob")
     expect(history).to_contain_text(f"original: {staging.text}")
     assert page.console_errors == []
 
