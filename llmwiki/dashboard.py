@@ -78,7 +78,8 @@ def project_panel(project: Project) -> dict[str, Any]:
 
 def next_run(project: Project) -> Any:
     """When the scheduled sweep runs next, or None while dreaming is off."""
-    if not project.dreaming_enabled:
+    # The settings form validates the schedule; a row written around it must not 500 a page.
+    if not project.dreaming_enabled or not croniter.is_valid(project.dream_schedule):
         return None
     now = timezone.now()
     return croniter(project.dream_schedule, now).get_next(type(now))

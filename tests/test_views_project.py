@@ -243,3 +243,15 @@ def test_the_project_list_and_home_count_the_same_episodes(client, carol, projec
     home = client.get(reverse("project_home", args=[project.slug])).context["layers"]
     assert listed["episodes"] == home["episodes"] == 2
     assert listed["quarantined"] == home["quarantined"] == 3
+
+
+def test_a_schedule_saved_around_the_form_does_not_break_the_home_page(client, carol, project):
+    from llmwiki.models import Project
+
+    Project.objects.filter(pk=project.pk).update(dream_schedule="every night")
+    client.force_login(carol)
+    response = client.get(reverse("project_home", args=[project.slug]))
+    assert response.status_code == 200
+    assert response.context["layers"]["schedule"] == "every night"
+    assert response.context["layers"]["next_run"] is None
+    assert b"<code>every night</code> is not a cron expression" in response.content
