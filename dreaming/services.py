@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from dreaming.engine import pipeline, select
 from dreaming.engine.policy import Policy, PolicyError
+from dreaming.engine.restate import restating
 from dreaming.engine.types import ApprovedClaim, Ep, RecallStats, SweepResult
 from dreaming.models import (
     Candidate,
@@ -389,6 +390,27 @@ def _settle(run: DreamRun, computed: _Computed, started: float) -> None:
         )
 
 
+def _restating_open(project: Project, drafts: list) -> dict[str, int]:
+    """Drafts that restate a candidate still awaiting review, by dedupe key → its id.
+
+    Their evidence goes to that candidate instead of a second proposal of the same fact.
+    A contested or blocked draft stays its own: a reviewer must see it as it is.
+    """
+    plain = [c for c in drafts if not c.conflict_keys and c.status != "blocked"]
+    if not plain:
+        return {}
+    waiting = list(
+        Candidate.objects.filter(
+            project=project,
+            status__in=(Candidate.Status.PROPOSED, Candidate.Status.DEFERRED),
+        )
+        .order_by("id")
+        .values_list("id", "text")
+    )
+    found = restating([c.text for c in plain], [text for _, text in waiting])
+    return {plain[d].dedupe_key: waiting[o][0] for d, o in found.items()}
+
+
 def _persist(run: DreamRun, computed: _Computed) -> dict[str, int]:
     """Write candidates, evidence, conflicts and reinforcements; idempotent by dedupe key."""
     project, result, security = run.project, computed.result, computed.security
@@ -403,6 +425,8 @@ def _persist(run: DreamRun, computed: _Computed) -> dict[str, int]:
             project=project, dedupe_key__in=[c.dedupe_key for c in drafts]
         ).values_list("dedupe_key", "id")
     )
+    restated = _restating_open(project, [c for c in drafts if c.dedupe_key not in existing])
+    existing.update(restated)
     now = timezone.now()
     new = [
         Candidate(
@@ -434,6 +458,7 @@ def _persist(run: DreamRun, computed: _Computed) -> dict[str, int]:
             project=project, dedupe_key__in=[c.dedupe_key for c in drafts]
         ).values_list("dedupe_key", "id")
     )
+    ids.update(restated)
     CandidateEvidence.objects.bulk_create(
         [
             CandidateEvidence(candidate_id=ids[c.dedupe_key], episode_id=e.episode_id, role=e.role)
@@ -477,6 +502,7 @@ def _persist(run: DreamRun, computed: _Computed) -> dict[str, int]:
     return {
         "new_candidates": len(new),
         "new_conflicts": new_conflicts,
+        "restated_open": len(restated),
         "rehydrate_dropped_late": len(result.candidates) - len(drafts),
     }
 

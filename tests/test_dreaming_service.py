@@ -246,3 +246,39 @@ def test_the_scheduled_task_respects_a_disabled_project(project):
     Project.objects.filter(pk=project.pk).update(dreaming_enabled=False)
     assert "disabled" in tasks.dream_scheduled(project.pk)
     assert not DreamRun.objects.exists()
+
+
+def _day_writer(project):
+    from llmwiki.ingest import RawFile, ingest_files
+
+    def day(path: str, text: str) -> None:
+        ingest_files(project=project, files=[RawFile(path, text.encode())], actor="system")
+
+    return day
+
+
+def test_a_fact_restated_after_its_sweep_adds_evidence_to_the_open_candidate(project):
+    day = _day_writer(project)
+    day("memory/2026-11-02.md", "- Invoices are stored in the ledger schema on billing-db-3.\n")
+    day("memory/2026-11-03.md", "- ledger schema on billing-db-3 keeps the invoices.\n")
+    assert dream(project).status == DreamRun.Status.SUCCEEDED
+    (first,) = Candidate.objects.filter(project=project, text__icontains="ledger")
+    day("memory/2026-11-09.md", "- Reminder: billing-db-3 holds invoices in its ledger schema.\n")
+    day("memory/2026-11-10.md", "- The invoices live in the ledger schema (billing-db-3).\n")
+    later = dream(project)
+
+    assert later.counts["restated_open"] == 1
+    assert list(Candidate.objects.filter(project=project, text__icontains="ledger")) == [first]
+    assert first.evidence.count() == 4
+
+
+def test_a_restatement_on_another_host_is_a_fact_of_its_own(project):
+    day = _day_writer(project)
+    day("memory/2026-11-02.md", "- Invoices are stored in the ledger schema on billing-db-3.\n")
+    day("memory/2026-11-03.md", "- ledger schema on billing-db-3 keeps the invoices.\n")
+    dream(project)
+    day("memory/2026-11-09.md", "- Invoices are stored in the ledger schema on billing-db-7.\n")
+    day("memory/2026-11-10.md", "- ledger schema on billing-db-7 keeps the invoices.\n")
+    dream(project)
+
+    assert Candidate.objects.filter(project=project, text__icontains="ledger").count() == 2

@@ -132,3 +132,20 @@ def test_two_environments_stay_apart_however_alike_the_wording():
     for c in result.candidates:
         ids = {e.episode_id for e in c.evidence if e.role == "support"}
         assert not (ids & {1, 2} and ids & {3, 4}), c.text
+
+
+def test_restating_matches_a_draft_to_the_open_candidate_it_restates():
+    from dreaming.engine.restate import restating
+
+    waiting = [
+        "Invoices are stored in the ledger schema on billing-db-3.",
+        "The sync interval for mobile clients is 10 minutes.",
+    ]
+    drafts = [
+        "billing-db-3 holds the invoices in its ledger schema.",  # same fact, other words
+        "The sync interval for mobile clients is 5 minutes.",  # a change, not more evidence
+        "Invoices are stored in the ledger schema on billing-db-7.",  # another host
+        "Lunch on Friday is at the usual place.",
+    ]
+    assert restating(drafts, waiting) == {0: 0}
+    assert restating(drafts, []) == {}
