@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import date
 from typing import Any
@@ -12,7 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from dreaming.models import Candidate, CandidateEvidence, Conflict, ConflictSide
-from llmwiki.access import has_role
+from llmwiki.access import Labels, has_role, is_sensitive
 from llmwiki.models import (
     SECURITY_RANK,
     AuditEvent,
@@ -205,6 +205,26 @@ def _accept(
         note=f"accepted in conflict {conflict.pk}",
         sensitive_confirmed=sensitive_confirmed,
     )
+
+
+def needs_sensitive_confirmation(sides: Iterable[ConflictSide]) -> bool:
+    """Whether resolving could approve sensitive text, so the form asks for the confirmation.
+
+    The candidate an accept or a merge approves carries the labels of its sides' evidence
+    (or a side's own candidate), plus, for a merge, the evidence of the approved claim it
+    supersedes: `_candidate_for` builds it from exactly these. Expects the sides with
+    `evidence`, `candidate` and `claim__evidence` prefetched.
+    """
+    labels = Labels.strictest(
+        item
+        for side in sides
+        for item in (
+            side.candidate,
+            *side.evidence.all(),
+            *(side.claim.evidence.all() if side.claim else ()),
+        )
+    )
+    return is_sensitive(labels.security_class, labels.flags)
 
 
 def _candidate_for(

@@ -45,7 +45,7 @@ from llmwiki.wiki import (
     page_sections,
 )
 from reviews import actions, services
-from reviews.conflicts import conflict_resolve
+from reviews.conflicts import conflict_resolve, needs_sensitive_confirmation
 from reviews.forms import (
     ActionForm,
     ConflictResolveForm,
@@ -287,9 +287,9 @@ def conflicts(request: HttpRequest, slug: str) -> HttpResponse:
         "owner", "resolved_by", "accepted_claim__page", "accepted_candidate"
     )
     qs = qs.filter(status=Conflict.Status.RESOLVED) if show == "resolved" else qs.unresolved()
-    qs = qs.prefetch_related("sides__evidence__source", "sides__candidate").order_by(
-        "detected_at", "id"
-    )
+    qs = qs.prefetch_related(
+        "sides__evidence__source", "sides__candidate", "sides__claim__evidence"
+    ).order_by("detected_at", "id")
     page, query = paginate(request, qs, QUEUE_PAGE)
     for conflict in page.object_list:
         for side in conflict.sides.all():
@@ -301,6 +301,7 @@ def conflicts(request: HttpRequest, slug: str) -> HttpResponse:
                 else Labels.strictest([side.candidate, *side.evidence.all()])
             )
         conflict.labels = Labels.strictest(s.labels for s in conflict.sides.all())
+        conflict.sensitive = needs_sensitive_confirmation(conflict.sides.all())
     return render(
         request,
         "reviews/conflicts.html",

@@ -6,7 +6,8 @@ import pytest
 from django.urls import reverse
 
 from dreaming.models import Conflict, ConflictSide
-from llmwiki.models import Page
+from llmwiki.models import AuditEvent, Episode, Page
+from llmwiki.wiki import claim_create
 from reviews import conflicts
 from tests.dreaming_data import seed
 
@@ -43,6 +44,21 @@ def keep_existing(conflict) -> dict:
 
 def open_questions(project) -> str:
     return Page.objects.get(project=project, key="OPEN_QUESTIONS").current_revision.markdown
+
+
+def against_a_claim(conflict, reviewer, evidence=None):
+    """Side 0 becomes approved memory, so accepting side 1 (or a merge) approves at once."""
+    old_side, new_side = conflict.sides.all()
+    old = claim_create(
+        page=Page.objects.get(project=conflict.project, key="SYSTEM_OVERVIEW"),
+        text=old_side.text,
+        evidence=evidence
+        if evidence is not None
+        else old_side.evidence.values_list("id", flat=True),
+        reviewer=reviewer,
+    )
+    ConflictSide.objects.filter(pk=old_side.pk).update(claim=old)
+    return old, new_side
 
 
 # --- reading -------------------------------------------------------------------------------
@@ -85,17 +101,25 @@ def test_resolved_conflicts_are_listed_apart(client, bob, conflict):
     assert card in resolved.content and b"resolved by bob" in resolved.content
 
 
+@pytest.mark.parametrize(("approved", "queries"), [(False, 9), (True, 11)])
 def test_the_queue_runs_a_constant_number_of_queries(
-    client, carol, conflict, django_assert_num_queries
+    client, bob, carol, conflict, approved, queries, django_assert_num_queries
 ):
+    # With an approved side, the claim and its evidence are read too (for the confirmation).
+    if approved:
+        against_a_claim(conflict, bob)
     for n in range(2, 4):
-        make_conflict(conflict.project, n)
+        made = make_conflict(conflict.project, n)
+        if approved:
+            against_a_claim(made, bob)
     client.force_login(carol)
-    with django_assert_num_queries(9) as few:
+    with django_assert_num_queries(queries) as few:
         response = client.get(url(conflict.project))
     assert response.content.count(b'class="card conflict"') == 3
     for n in range(4, 26):
-        make_conflict(conflict.project, n)
+        made = make_conflict(conflict.project, n)
+        if approved:
+            against_a_claim(made, bob)
     with django_assert_num_queries(len(few.captured_queries)):
         response = client.get(url(conflict.project))
     assert response.content.count(b'class="card conflict"') == 25
@@ -197,3 +221,71 @@ def test_an_unknown_conflict_is_404(client, bob, conflict, other_project):
     )
     response = client.post(url(conflict.project), keep_existing(elsewhere))
     assert response.status_code == 404
+
+
+# --- the sensitive-content confirmation ------------------------------------------------------
+
+CHECKBOX = 'name="sensitive_confirmed"'
+
+
+def accept(conflict, side, **extra) -> dict:
+    return {"conflict": conflict.pk, "resolution": "accept-new", "winner": side.position, **extra}
+
+
+def flag_pii(episodes) -> None:
+    Episode.objects.filter(pk__in=[e.pk for e in episodes])._unchecked_update(flags=["pii:email"])
+
+
+def denials(conflict) -> list[str]:
+    events = AuditEvent.objects.filter(action="review.denied", object_type="Conflict")
+    return list(events.filter(object_id=str(conflict.pk)).values_list("note", flat=True))
+
+
+def test_without_a_sensitive_side_there_is_no_checkbox_and_none_is_needed(
+    client, alice, bob, conflict
+):
+    old, side = against_a_claim(conflict, bob)
+    client.force_login(alice)
+    body = client.get(url(conflict.project)).content.decode()
+    assert "Resolve conflict" in body and CHECKBOX not in body
+    response = client.post(url(conflict.project), accept(conflict, side), follow=True)
+    assert "It is approved as claim" in response.content.decode()
+    conflict.refresh_from_db()
+    assert conflict.status == "resolved" and conflict.accepted_claim.supersedes == old
+
+
+def test_a_sensitive_side_shows_the_checkbox_and_accepting_it_needs_it(
+    client, alice, bob, conflict
+):
+    old, side = against_a_claim(conflict, bob)
+    flag_pii(side.evidence.all())
+    client.force_login(alice)
+    assert CHECKBOX in client.get(url(conflict.project)).content.decode()
+    response = client.post(url(conflict.project), accept(conflict, side), follow=True)
+    assert "confirm that you reviewed the sensitive content" in response.content.decode()
+    conflict.refresh_from_db()
+    old.refresh_from_db()
+    assert conflict.status == "open" and old.status == "approved"
+    assert len(denials(conflict)) == 1
+    client.post(url(conflict.project), accept(conflict, side, sensitive_confirmed="on"))
+    conflict.refresh_from_db()
+    assert conflict.status == "resolved" and conflict.accepted_claim.supersedes == old
+
+
+def test_a_merge_over_a_claim_cited_from_sensitive_episodes_shows_the_checkbox(
+    client, alice, bob, conflict
+):
+    # The sides quote clean episodes; the approved claim they contradict cites a flagged
+    # one, and a merge carries that claim's evidence into the approved text.
+    sides = {e.pk for s in conflict.sides.all() for e in s.evidence.all()}
+    cited = conflict.project.episodes.filter(source__isnull=False).exclude(pk__in=sides).first()
+    against_a_claim(conflict, bob, evidence=[cited.pk])
+    flag_pii([cited])
+    client.force_login(alice)
+    assert CHECKBOX in client.get(url(conflict.project)).content.decode()
+    merge = {"conflict": conflict.pk, "resolution": "merge", "merged_text": "tw-svc-1: 8001."}
+    response = client.post(url(conflict.project), merge, follow=True)
+    assert "confirm that you reviewed the sensitive content" in response.content.decode()
+    client.post(url(conflict.project), {**merge, "sensitive_confirmed": "on"})
+    conflict.refresh_from_db()
+    assert conflict.status == "resolved" and conflict.accepted_claim.text == "tw-svc-1: 8001."
