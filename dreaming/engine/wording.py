@@ -111,7 +111,12 @@ def trim_snippet(text: str, limit: int) -> str:
 
 
 _LABEL_RE = re.compile(
-    r"^(?:reminder|note|fyi|nb|update|ps|btw|heads[- ]up|aside)\s*[:\-–—]\s*", re.IGNORECASE
+    r"^(?:reminder|note|fyi|nb|update|ps|btw|heads[- ]up|aside)\s*[:\-–—]\s*"
+    # A lead-in addressed to the reader, up to its colon: "noting for whoever runs the
+    # upgrade next:", "side question before I forget, …:", "for the record:".
+    r"|^(?:noting|note|notes|writing (?:this|it) down|for the record|quick note|side note"
+    r"|side question|heads[- ]up|reminder|fyi|btw)\b[^:.!?]{0,80}:\s+",
+    re.IGNORECASE,
 )
 # The clock time (or time range) a log line opens with says when it was written, which
 # the evidence already records; as the first words of a claim it reads as noise.
@@ -128,7 +133,7 @@ def display_text(sentence: str) -> str:
     if out[:1].isdigit():
         out = _CLOCK_RE.sub("", out)
     # every label starts with one of these letters; most sentences skip the regex
-    return _LABEL_RE.sub("", out) if out[:1].lower() in "rnfupbha" else out
+    return _LABEL_RE.sub("", out) if out[:1].lower() in "rnfupbhasw" else out
 
 
 # Words that point back at something said before: a sentence opening with one leans on

@@ -214,6 +214,17 @@ def test_it_strips_a_leading_clock_time_from_display_text():
     assert display_text("14:00–14:25 design review notes") == "design review notes"
 
 
+def test_it_strips_a_lead_in_addressed_to_the_reader():
+    said = "noting for whoever runs the upgrade next: ledger-db-2 is our ledger Engine, v16"
+    assert display_text(said) == "ledger-db-2 is our ledger Engine, v16"
+    assert display_text("side question before I forget, for the upgrade: ledger runs v16") == (
+        "ledger runs v16"
+    )
+    assert display_text("Storage: invoices live in the ledger schema.") == (
+        "Storage: invoices live in the ledger schema."
+    )
+
+
 @pytest.mark.parametrize(
     ("text", "alone"),
     [
