@@ -10,6 +10,7 @@ from django.core.exceptions import ValidationError
 from django.db import models, transaction
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.functional import cached_property
 
 from dreaming.engine.policy import SIGNALS
 from llmwiki import access
@@ -222,8 +223,31 @@ class Candidate(models.Model):
             for name in SIGNALS
         ]
 
+    @cached_property
+    def queued_by(self) -> Conflict | None:
+        """The conflict whose resolution queued this text: a reviewer's decision, no sweep.
+
+        A sweep's candidate names its run (even one a resolution later accepted as it
+        stands); only a resolution builds a candidate without one.
+        """
+        if self.run_id is not None:
+            return None
+        return (
+            Conflict.objects.filter(project=self.project_id, accepted_candidate=self)
+            .select_related("resolved_by")
+            .first()
+        )
+
     def admission(self, policy: Policy) -> str:
         """Which rule let the sweep propose this candidate, in words, with its numbers."""
+        if conflict := self.queued_by:
+            by = conflict.resolved_by.get_username() if conflict.resolved_by else "a reviewer"
+            when = f" on {conflict.resolved_at:%Y-%m-%d}" if conflict.resolved_at else ""
+            return (
+                f"a reviewer's resolution of conflict #{conflict.pk} "
+                f"({conflict.get_resolution_display().lower()}, by {by}{when}), not a dream "
+                "sweep: nothing scored it, so the evidence and score thresholds do not apply"
+            )
         got = self.signals
         if "authority" in got:
             return (

@@ -56,6 +56,7 @@ def why_panel(candidate: Candidate) -> dict:
         "policy": policy,
         "signals": candidate.signal_rows(policy),
         "admission": candidate.admission(policy),
+        "queued_by": candidate.queued_by,
         "evidence": candidate.evidence.select_related("episode__source").order_by(
             "episode__occurred_at", "episode_id"
         ),

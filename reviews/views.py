@@ -286,7 +286,13 @@ def conflicts(request: HttpRequest, slug: str) -> HttpResponse:
     qs = Conflict.objects.filter(project=project).select_related(
         "owner", "resolved_by", "accepted_claim__page", "accepted_candidate"
     )
-    qs = qs.filter(status=Conflict.Status.RESOLVED) if show == "resolved" else qs.unresolved()
+    one = request.GET.get("conflict", "")
+    if re.fullmatch(r"[0-9]{1,18}", one):
+        qs = qs.filter(pk=one)  # one card, open or resolved: where a candidate panel links
+    elif show == "resolved":
+        qs = qs.filter(status=Conflict.Status.RESOLVED)
+    else:
+        qs = qs.unresolved()
     qs = qs.prefetch_related(
         "sides__evidence__source", "sides__candidate", "sides__claim__evidence"
     ).order_by("detected_at", "id")

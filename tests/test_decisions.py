@@ -378,6 +378,41 @@ def test_a_merged_text_with_no_approved_side_is_queued(dreamed, bob):
     )
 
 
+def test_a_candidate_a_resolution_queued_says_so_on_its_panel(client, dreamed, bob, carol):
+    conflict = reversal(dreamed)
+    conflicts.conflict_resolve(
+        conflict=conflict, actor=bob, resolution="accept-new", winner=redis_side(conflict).position
+    )
+    conflict.refresh_from_db()
+    candidate = conflict.accepted_candidate
+    admitted = (
+        f"a reviewer's resolution of conflict #{conflict.pk} (accept new (supersede), by bob "
+        f"on {conflict.resolved_at:%Y-%m-%d}), not a dream sweep: nothing scored it"
+    )
+    link = f"?conflict={conflict.pk}#conflict-{conflict.pk}"
+    client.force_login(bob)
+    explain = reverse("dreaming:explain", args=[dreamed.slug, candidate.pk])
+    for body in (panel(client, candidate), client.get(explain).content.decode()):
+        assert admitted.replace("'", "&#x27;") in body
+        assert f'{link}" data-testid="queued-by">resolution of conflict #{conflict.pk}</a>' in body
+        assert 'data-testid="no-score"' in body
+        assert "Score 0.000" not in body and "independent evidence" not in body
+    # The link opens that one card, resolved as it is; a viewer may follow it too.
+    client.force_login(carol)
+    assert admitted.replace("'", "&#x27;") in client.get(explain).content.decode()
+    page = reverse("reviews:conflicts", args=[dreamed.slug])
+    body = client.get(page + link.split("#")[0]).content.decode()
+    assert body.count('class="card conflict"') == 1 and f'id="conflict-{conflict.pk}"' in body
+    assert client.get(page + "?conflict=%C2%B2").status_code == 200  # not a number: ignored
+
+
+def test_a_sweep_candidate_keeps_its_score_and_evidence_rule(client, bob, staging):
+    client.force_login(bob)
+    body = panel(client, staging)
+    assert "independent evidence:" in body and f"Score {staging.score:.3f}" in body
+    assert 'data-testid="no-score"' not in body and 'data-testid="queued-by"' not in body
+
+
 def test_the_resolved_card_shows_the_winner_and_where_it_went(client, dreamed, bob):
     conflict = reversal(dreamed)
     side = redis_side(conflict)
