@@ -431,6 +431,24 @@ def test_the_resolved_card_shows_the_winner_and_where_it_went(client, dreamed, b
     assert "queued for review as <a href=" in text and f">candidate #{candidate.pk}</a>" in text
 
 
+def test_the_resolved_card_links_each_role_to_a_page_it_may_open(client, dreamed, bob, carol):
+    conflict = reversal(dreamed)
+    conflicts.conflict_resolve(
+        conflict=conflict, actor=bob, resolution="accept-new", winner=redis_side(conflict).position
+    )
+    conflict.refresh_from_db()
+    candidate = conflict.accepted_candidate
+    review = reverse("reviews:candidate", args=[dreamed.slug, candidate.pk])
+    explain = reverse("dreaming:explain", args=[dreamed.slug, candidate.pk])
+    resolved = reverse("reviews:conflicts", args=[dreamed.slug]) + "?show=resolved"
+    for user, link in ((bob, review), (carol, explain)):
+        client.force_login(user)
+        body = client.get(resolved).content.decode()
+        assert f'<a href="{link}">candidate #{candidate.pk}</a>' in body
+        assert client.get(link).status_code == 200
+    assert f'href="{review}"' not in body  # the viewer's card
+
+
 def test_accepting_an_already_approved_side_retracts_the_approved_other_side(dreamed, bob):
     conflict = reversal(dreamed)
     side = redis_side(conflict)
