@@ -31,14 +31,35 @@ episodic, final counts, the summary). Each step is timed on its own
 
 from __future__ import annotations
 
+import gc
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
 
 from . import deep, diary, light, rem
 from .facts import Clock, Inputs
 from .policy import Policy
 from .types import ApprovedClaim, Ep, RecallStats, SweepResult
+
+
+@contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """Pause the cyclic garbage collector for the length of a sweep.
+
+    A sweep allocates millions of small objects and leaves no reference cycles worth
+    chasing; each collector pass walks an ever larger heap, which cost a third of a
+    100k-episode sweep (bench: 14.7 s with it, 9.7 s without, same peak memory).
+    Reference counting still frees everything. The switch is process-wide, so it is
+    put back as it was found, also when the sweep fails.
+    """
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def run_sweep(
@@ -51,6 +72,18 @@ def run_sweep(
     live_episode_ids: set[int] | None = None,
 ) -> SweepResult:
     """Consolidate a batch of episodes into candidates, conflicts and reinforcements."""
+    with _no_cycle_collection():
+        return _sweep(episodes, approved_claims, recall, policy, now, live_episode_ids)
+
+
+def _sweep(
+    episodes: Iterable[Ep],
+    approved_claims: Iterable[ApprovedClaim],
+    recall: dict[int, RecallStats] | None,
+    policy: Policy | None,
+    now: datetime | None,
+    live_episode_ids: set[int] | None,
+) -> SweepResult:
     inp = Inputs.of(episodes, approved_claims, recall or {}, policy or Policy(), now)
     clock = Clock()
     lit = light.run(inp, clock)

@@ -656,3 +656,30 @@ def test_a_sweep_gives_the_same_result_whatever_the_hash_seed():
         for seed in ("0", "1", "2")
     }
     assert len(outs) == 1
+
+
+def test_a_sweep_puts_the_garbage_collector_back_as_it_found_it(monkeypatch):
+    import gc
+
+    from dreaming.engine import deep
+
+    seen = []
+    real = deep.run
+    monkeypatch.setattr(deep, "run", lambda *a: (seen.append(gc.isenabled()), real(*a))[1])
+    run_sweep(five_wordings(), now=NOW)
+    assert seen == [False] and gc.isenabled()
+
+    def boom(*a):
+        raise RuntimeError("deep failed")
+
+    monkeypatch.setattr(deep, "run", boom)
+    with pytest.raises(RuntimeError):
+        run_sweep(five_wordings(), now=NOW)
+    assert gc.isenabled()
+    monkeypatch.setattr(deep, "run", real)
+    gc.disable()
+    try:
+        run_sweep(chatter(), now=NOW)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
