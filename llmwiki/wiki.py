@@ -216,7 +216,11 @@ def page_publish(
     current revision loaded), so it is not read again; it is kept up to date here.
     """
     if not locked:
-        page = Page.objects.select_for_update().select_related("current_revision").get(pk=page.pk)
+        page = (
+            Page.objects.select_for_update(of=("self",))
+            .select_related("current_revision")
+            .get(pk=page.pk)
+        )
     current = page.current_revision
     if current is not None and current.markdown == markdown:
         return None

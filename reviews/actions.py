@@ -132,7 +132,7 @@ def _page_as_seen(
     is re-based onto the current revision. What the reviewer saw must be unchanged: the
     section the claim lands in, or the claim a merge folds into.
     """
-    pages = Page.objects.select_for_update().select_related("current_revision")
+    pages = Page.objects.select_for_update(of=("self",)).select_related("current_revision")
     if merge_into is not None:
         page = pages.get(pk=merge_into.page_id)
     else:
