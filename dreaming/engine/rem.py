@@ -17,6 +17,7 @@ from .cluster import core_terms
 from .facts import Clock, Inputs, label
 from .light import LightResult
 from .reflect import BROAD, Event, TopicIndex, TopicState, combine, find_marker, fold, term_themes
+from .route import section_name
 from .similar import TermIndex, stem
 from .text import DECIDE_CUE, LIFE_CUE
 from .types import ConflictDraft, ConflictSide, Theme
@@ -259,8 +260,17 @@ def _draft(inp: Inputs, light: LightResult, k: int, fc: conf.Found, marks: _Mark
         text = trim_snippet(display_text(U.text[rep]), inp.policy.snippet_max_chars)
         sides.append(ConflictSide(text, tuple(side_eps), claim_id))
     side_keys = [s.text if s.claim_id is None else f"claim:{s.claim_id}" for s in sides]
+    # A reader gets the subject in the sides' own words ("Sync interval"), not a term
+    # label; a decision's reversal already names its scope ("for the order queue"). The
+    # key stays on the label, so a recorded conflict is recognised on the next sweep.
+    shown = None
+    if fc.kind != "reversal" or fc.reps:
+        shared = frozenset.intersection(
+            *(frozenset(t for u in side for t in U.feat[u].subject) for side in fc.sides)
+        )
+        shown = next(filter(None, (section_name(s.text, shared) for s in sides)), None)
     draft = ConflictDraft(
-        fc.subject, fc.kind, sides, conf.conflict_key(fc.kind, fc.subject, side_keys)
+        shown or fc.subject, fc.kind, sides, conf.conflict_key(fc.kind, fc.subject, side_keys)
     )
     # Tell every fact on a side which episodes contradict it; its own side is the
     # newest side it has sentences on.

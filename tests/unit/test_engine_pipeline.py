@@ -145,6 +145,8 @@ def test_it_records_a_negation_and_a_value_conflict():
     assert kinds == ["negation", "value"]
     value = next(c for c in result.conflicts if c.kind == "value")
     assert sorted(s.episode_ids for s in value.sides) == [(3,), (4,)]
+    # Subjects in the sides' own words, not a string of terms.
+    assert {c.subject for c in result.conflicts} == {"MongoDB", "Staging DB"}
 
 
 def test_it_flags_an_approved_claim_contradicted_by_new_values():
