@@ -53,3 +53,9 @@ def other_project(mallory):
 def isolated_blobs(settings, tmp_path_factory):
     """Each test gets its own blob store, so "nothing was written" can be checked."""
     settings.BLOB_DIR = tmp_path_factory.mktemp("blobs")
+
+
+@pytest.fixture(autouse=True)
+def isolated_index(settings, tmp_path_factory):
+    """Each test gets its own search index: ids are reused after a test's rollback."""
+    settings.INDEX_DIR = tmp_path_factory.mktemp("index")

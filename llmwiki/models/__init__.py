@@ -18,6 +18,7 @@ from llmwiki.models.episodes import (
     Source,
 )
 from llmwiki.models.projects import ROLE_RANK, Membership, Project, Role, default_policy
+from llmwiki.models.search import SearchDocument, SearchWatermark
 from llmwiki.models.wiki import (
     ChangelogEntry,
     Claim,
@@ -51,6 +52,8 @@ __all__ = [
     "Project",
     "RecallTrace",
     "Role",
+    "SearchDocument",
+    "SearchWatermark",
     "SecurityClass",
     "Source",
     "actor_label",

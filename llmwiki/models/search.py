@@ -1,0 +1,46 @@
+"""The search index's rows on PostgreSQL (the Whoosh backend keeps its own files)."""
+
+from __future__ import annotations
+
+from django.db import models
+
+from llmwiki.models.projects import Project
+
+
+class SearchDocument(models.Model):
+    """One indexed unit (a claim, a page section, an episode) for PostgreSQL full-text search.
+
+    The text is matched through an expression GIN index on `to_tsvector('english', text)`,
+    created by the migration on PostgreSQL only; on SQLite the table stays empty.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=64)
+    layer = models.CharField(max_length=10)
+    text = models.TextField()
+    sensitive = models.BooleanField(default=False)
+    trust = models.CharField(max_length=10)
+    security_class = models.CharField(max_length=10)
+    page_target = models.CharField(max_length=64, blank=True)
+    occurred_at = models.DateTimeField(null=True, blank=True)
+    digest = models.CharField(max_length=64)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "key"], name="one_search_doc_per_key")
+        ]
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class SearchWatermark(models.Model):
+    """How far the PostgreSQL index has folded in each project's committed changes."""
+
+    project = models.OneToOneField(Project, on_delete=models.CASCADE, related_name="+")
+    episode_id = models.BigIntegerField(default=0)
+    audit_id = models.BigIntegerField(default=0)
+    revision_id = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.project_id}: e{self.episode_id} a{self.audit_id} r{self.revision_id}"

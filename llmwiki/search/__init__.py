@@ -1,0 +1,9 @@
+"""Search and retrieval over claims, page sections and episodes (DESIGN §10).
+
+The public surface is `retrieve(project, query, caller=Caller(...), limit=10, budget=None)`
+returning a `ContextPack` of `Hit`s; `llmwiki.search.index` keeps the index current.
+"""
+
+from llmwiki.search.retrieval import Caller, ContextPack, Hit, RetrievalError, retrieve
+
+__all__ = ["Caller", "ContextPack", "Hit", "RetrievalError", "retrieve"]

@@ -1,0 +1,254 @@
+"""What the search index holds: one `Doc` per approved claim, page section and live episode.
+
+Docs are built from the database only; both backends index the same docs, and
+`--check` compares these against what a backend holds by each doc's digest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db.models import Max
+
+from llmwiki.access import is_sensitive
+from llmwiki.models import AuditEvent, Claim, Episode, Page, PageRevision, SecurityClass
+
+CLAIM, PAGE, EPISODE = "claim", "page", "episode"
+LAYERS = (CLAIM, PAGE, EPISODE)
+# Text of a neighbouring turn kept with an episode, so a question whose words are split
+# over a question and its answer still finds the answer; cut so a long note does not flood.
+CONTEXT_CHARS = 400
+
+
+@dataclass(frozen=True)
+class Doc:
+    key: str  # "claim:12", "episode:5", "page:3:2" (page 3, its second section)
+    project_id: int
+    layer: str
+    text: str  # what is matched: the item's words, with who said it and when for episodes
+    context: str  # neighbouring words, matched at a lower weight (Whoosh's BM25F)
+    sensitive: bool
+    trust: str
+    security_class: str
+    page_target: str
+    occurred_at: datetime | None
+
+    @property
+    def digest(self) -> str:
+        labels = f"{self.sensitive}|{self.trust}|{self.security_class}|{self.page_target}"
+        body = f"{labels}\x00{self.text}\x00{self.context}"
+        return hashlib.sha256(body.encode()).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class Watermark:
+    """The last episode id, audit event id and page revision id folded into the index."""
+
+    episode_id: int = 0
+    audit_id: int = 0
+    revision_id: int = 0
+
+
+def head(project_id: int) -> Watermark:
+    """Where the project's committed material stands now (three indexed max lookups)."""
+    return Watermark(
+        Episode.objects.filter(project=project_id).aggregate(m=Max("id"))["m"] or 0,
+        AuditEvent.objects.filter(project=project_id).aggregate(m=Max("id"))["m"] or 0,
+        PageRevision.objects.filter(page__project=project_id).aggregate(m=Max("id"))["m"] or 0,
+    )
+
+
+def episode_line(actor: str, occurred_at: datetime, content: str) -> str:
+    """Who said it and when, as a reader sees it ("user:Maya" reads as "Maya")."""
+    name = actor.split(":", 1)[-1]
+    return f"{name} ({occurred_at:%Y-%m-%d}): {content}"
+
+
+def episode_docs(project_id: int, ids: Iterable[int] | None = None) -> Iterator[Doc]:
+    """Docs for the project's live episodes (all of them, or those among `ids`)."""
+    rows = Episode.objects.filter(project=project_id, status=Episode.Status.ACTIVE).exclude(
+        kind__in=Episode.BOOKKEEPING_KINDS
+    )
+    if ids is not None:
+        ids = sorted(set(ids))
+        if not ids:
+            return
+        rows = rows.filter(id__gte=ids[0], id__lte=ids[-1])
+        wanted = set(ids)
+    fields = ("id", "source_id", "actor", "occurred_at", "content", "trust", "security_class")
+    rows = rows.order_by("id").values_list(*fields, "flags")
+    previous: dict[int | None, str] = {}
+    for pk, source, actor, at, content, trust, security, flags in rows.iterator(chunk_size=5000):
+        before = previous.get(source, "")
+        previous[source] = content
+        if ids is not None and pk not in wanted:
+            continue
+        if ids is not None and not before and source is not None:
+            before = _previous_content(project_id, source, pk)
+        yield Doc(
+            key=f"{EPISODE}:{pk}",
+            project_id=project_id,
+            layer=EPISODE,
+            text=episode_line(actor, at, content),
+            context=before[:CONTEXT_CHARS],
+            sensitive=is_sensitive(security, flags or ()),
+            trust=trust,
+            security_class=security,
+            page_target="",
+            occurred_at=at,
+        )
+
+
+def _previous_content(project_id: int, source_id: int, pk: int) -> str:
+    row = (
+        Episode.objects.filter(project=project_id, source=source_id, id__lt=pk)
+        .filter(status=Episode.Status.ACTIVE)
+        .exclude(kind__in=Episode.BOOKKEEPING_KINDS)
+        .order_by("-id")
+        .values_list("content", flat=True)
+        .first()
+    )
+    return row or ""
+
+
+def claim_docs(project_id: int, ids: Iterable[int] | None = None) -> Iterator[Doc]:
+    rows = Claim.objects.filter(project=project_id, status=Claim.Status.APPROVED)
+    if ids is not None:
+        rows = rows.filter(pk__in=list(ids))
+    for pk, text, section, page_key, page_title, security in rows.values_list(
+        "id", "text", "section", "page__key", "page__title", "security_class"
+    ).iterator(chunk_size=2000):
+        yield Doc(
+            key=f"{CLAIM}:{pk}",
+            project_id=project_id,
+            layer=CLAIM,
+            text=text,
+            context=f"{page_title} {section}".strip(),
+            sensitive=security == SecurityClass.RESTRICTED,
+            trust=Episode.Trust.APPROVED,
+            security_class=security,
+            page_target=page_key,
+            occurred_at=None,
+        )
+
+
+def split_sections(markdown: str) -> list[str]:
+    """A compiled page cut at its `## ` headings; the title block is not a section."""
+    sections: list[list[str]] = []
+    for line in markdown.splitlines():
+        if line.startswith("## "):
+            sections.append([line])
+        elif sections:
+            sections[-1].append(line)
+    return ["\n".join(lines).strip() for lines in sections]
+
+
+def page_docs(project_id: int, page_ids: Iterable[int] | None = None) -> Iterator[Doc]:
+    """One doc per section of each page's current revision, as restricted as its claims."""
+    pages = Page.objects.filter(project=project_id, current_revision__isnull=False)
+    if page_ids is not None:
+        pages = pages.filter(pk__in=list(page_ids))
+    pages = list(pages.values_list("id", "key", "title", "current_revision__markdown"))
+    restricted = _restricted_claims_by_page(project_id, [p[0] for p in pages])
+    for page_id, key, title, markdown in pages:
+        for n, section in enumerate(split_sections(markdown), start=1):
+            cited = claim_ids_in(section)
+            sensitive = bool(cited & restricted[page_id])
+            yield Doc(
+                key=f"{PAGE}:{page_id}:{n}",
+                project_id=project_id,
+                layer=PAGE,
+                text=section,
+                context=title,
+                sensitive=sensitive,
+                trust=Episode.Trust.APPROVED,
+                security_class=SecurityClass.RESTRICTED if sensitive else SecurityClass.INTERNAL,
+                page_target=key,
+                occurred_at=None,
+            )
+
+
+def claim_ids_in(section: str) -> set[int]:
+    """The claim ids a compiled section cites (`_(claim 12; evidence #3)_`)."""
+    out = set()
+    for part in section.split("_(claim ")[1:]:
+        digits = part.split(")", 1)[0].split(";", 1)[0]
+        if digits.isdigit():
+            out.add(int(digits))
+    return out
+
+
+def _restricted_claims_by_page(project_id: int, page_ids: list[int]) -> dict[int, set[int]]:
+    out: dict[int, set[int]] = defaultdict(set)
+    rows = Claim.objects.filter(
+        project=project_id, page__in=page_ids, security_class=SecurityClass.RESTRICTED
+    ).values_list("page_id", "id")
+    for page_id, pk in rows:
+        out[page_id].add(pk)
+    return out
+
+
+def all_docs(project_id: int) -> Iterator[Doc]:
+    yield from claim_docs(project_id)
+    yield from page_docs(project_id)
+    yield from episode_docs(project_id)
+
+
+@dataclass
+class Delta:
+    """What changed since a watermark: docs to (re)write and keys to drop."""
+
+    upserts: list[Doc]
+    deletes: set[str]
+    pages: set[int]  # pages whose sections are replaced wholesale
+    to: Watermark
+
+
+def changes_since(project_id: int, mark: Watermark, now: Watermark) -> Delta:
+    """The docs committed material between `mark` and `now` adds, changes or removes."""
+    episode_ids: set[int] = set(
+        Episode.objects.filter(
+            project=project_id, id__gt=mark.episode_id, id__lte=now.episode_id
+        ).values_list("id", flat=True)
+    )
+    claim_ids: set[int] = set()
+    source_ids: set[int] = set()
+    events = AuditEvent.objects.filter(
+        project=project_id, id__gt=mark.audit_id, id__lte=now.audit_id
+    ).values_list("object_type", "object_id")
+    for object_type, object_id in events:
+        if not object_id.isdigit():
+            continue
+        if object_type == "Claim":
+            claim_ids.add(int(object_id))
+        elif object_type == "Episode":
+            episode_ids.add(int(object_id))
+        elif object_type == "Source":
+            source_ids.add(int(object_id))
+    if source_ids:
+        # Erasure and supersession change episodes of a source under the source's event.
+        episode_ids |= set(
+            Episode.objects.filter(project=project_id, source__in=source_ids).values_list(
+                "id", flat=True
+            )
+        )
+        episode_ids |= set(
+            Episode.objects.filter(
+                project=project_id, superseded_by_source__in=source_ids
+            ).values_list("id", flat=True)
+        )
+    pages = set(
+        PageRevision.objects.filter(
+            page__project=project_id, id__gt=mark.revision_id, id__lte=now.revision_id
+        ).values_list("page_id", flat=True)
+    )
+    upserts = list(episode_docs(project_id, episode_ids))
+    upserts += claim_docs(project_id, claim_ids)
+    upserts += page_docs(project_id, pages)
+    live = {d.key for d in upserts}
+    gone = {f"{EPISODE}:{i}" for i in episode_ids} | {f"{CLAIM}:{i}" for i in claim_ids}
+    return Delta(upserts=upserts, deletes=gone - live, pages=pages, to=now)

@@ -1,0 +1,97 @@
+"""Keeping the index up to date off the ingest path (DESIGN §10).
+
+The index keeps its own watermark. `index_fold` folds in what was committed since (the
+django-q2 task runs it every minute; every query runs it first, so a search never misses
+committed material even when no worker runs). `index_rebuild` and `index_check` back
+`manage.py search_index`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from llmwiki.models import Project
+from llmwiki.search.backends import Backend, backend
+from llmwiki.search.documents import CLAIM, EPISODE, PAGE, all_docs, changes_since, head
+
+# Docs written per backend call during a rebuild (bounds memory on 100k episodes).
+REBUILD_CHUNK = 20_000
+
+
+def index_fold(project: Project | int, using: Backend | None = None) -> int:
+    """Fold in what the project committed since the index's watermark; return docs written."""
+    project_id = getattr(project, "pk", project)
+    using = using or backend()
+    mark = using.watermark(project_id)
+    now = head(project_id)
+    if now == mark:
+        return 0
+    delta = changes_since(project_id, mark, now)
+    using.apply(project_id, delta.upserts, delta.deletes, delta.pages, delta.to)
+    return len(delta.upserts)
+
+
+def index_rebuild(project: Project | int, using: Backend | None = None) -> int:
+    """Drop the project's index and write every doc again; return how many."""
+    project_id = getattr(project, "pk", project)
+    using = using or backend()
+    now = head(project_id)  # read first: what commits during the rebuild is folded later
+    using.clear(project_id)
+    chunk, written = [], 0
+    for doc in all_docs(project_id):
+        chunk.append(doc)
+        if len(chunk) >= REBUILD_CHUNK:
+            using.apply(project_id, chunk, (), (), None)
+            written += len(chunk)
+            chunk = []
+    using.apply(project_id, chunk, (), (), now)
+    return written + len(chunk)
+
+
+@dataclass
+class Check:
+    missing: list[str] = field(default_factory=list)
+    stale: list[str] = field(default_factory=list)
+    extra: list[str] = field(default_factory=list)
+    indexed: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not (self.missing or self.stale or self.extra)
+
+    def as_json(self) -> dict:
+        return {
+            "ok": self.ok,
+            "indexed": self.indexed,
+            "missing": self.missing,
+            "stale": self.stale,
+            "extra": self.extra,
+        }
+
+
+def index_check(project: Project | int, using: Backend | None = None) -> Check:
+    """Compare the index with what it should hold: missing, stale and extra documents.
+
+    Reads the index as it is (no fold first), so a lagging worker shows up as missing docs.
+    """
+    project_id = getattr(project, "pk", project)
+    using = using or backend()
+    held = using.digests(project_id)
+    check = Check(indexed=len(held))
+    for doc in all_docs(project_id):
+        digest = held.pop(doc.key, None)
+        if digest is None:
+            check.missing.append(doc.key)
+        elif digest != doc.digest:
+            check.stale.append(doc.key)
+    check.extra = sorted(held)
+    return check
+
+
+def index_purge(project_id: int, *, episodes=(), claims=(), pages=()) -> None:
+    """Drop erased material from the index now, without waiting for a fold."""
+    keys = [f"{EPISODE}:{i}" for i in episodes] + [f"{CLAIM}:{i}" for i in claims]
+    backend().apply(project_id, [], keys, list(pages), None, scrub=True)
+
+
+__all__ = ["CLAIM", "EPISODE", "PAGE", "index_check", "index_fold", "index_purge", "index_rebuild"]
