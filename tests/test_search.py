@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.db import connection
 
 from dreaming import services as dreaming
 from dreaming.models import Candidate, DreamRun
 from llmwiki.erasure import source_erase
 from llmwiki.ingest import RawFile, ingest_files
-from llmwiki.models import Episode, RecallTrace, Source
+from llmwiki.models import Episode, RecallTrace, SearchDocument, Source
 from llmwiki.search import Caller, RetrievalError, retrieve
 from llmwiki.search.backends import backend
 from llmwiki.search.index import index_check, index_fold, index_rebuild
@@ -201,23 +202,32 @@ def test_a_fact_retrieved_by_distinct_queries_scores_higher_in_the_next_sweep(pr
     assert asked.score > unasked.score
 
 
-def test_erasure_purges_the_index_files(
+def indexed_text(settings) -> bytes:
+    """Every byte the index keeps: Whoosh's files, or PostgreSQL's document rows."""
+    if connection.vendor == "postgresql":
+        return "\n".join(SearchDocument.objects.values_list("text", flat=True)).lower().encode()
+    return b"".join(p.read_bytes() for p in settings.INDEX_DIR.rglob("*") if p.is_file())
+
+
+def test_the_backend_follows_the_database():
+    expected = "postgresql" if connection.vendor == "postgresql" else "whoosh"
+    assert backend().name == expected
+
+
+def test_erasure_purges_the_index(
     project, alice, bob, settings, django_capture_on_commit_callbacks
 ):
     seed(project)
     dream(project)
     claim = approve(Candidate.objects.get(project=project, text__contains="db-staging-2"), bob)
     retrieve(project, "Priya CSV export", caller=OPERATOR)
-    files = lambda: b"".join(p.read_bytes() for p in settings.INDEX_DIR.rglob("*") if p.is_file())  # noqa: E731
-    assert b"priya" in files()
+    assert b"priya" in indexed_text(settings)
     source = Source.objects.get(project=project, path="memory/2026-11-02.md")
     with django_capture_on_commit_callbacks(execute=True):
         source_erase(source=source, actor=alice, note="subject access request")
-    assert b"priya" not in files()
+    assert b"priya" not in indexed_text(settings)
     assert f"claim:{claim.pk}" not in backend().digests(project.pk)
-    assert retrieve(project, "Priya CSV export workstream", caller=OPERATOR).hits == [] or all(
-        "Priya" not in h.text for h in retrieve(project, "Priya", caller=OPERATOR).hits
-    )
+    assert all("Priya" not in h.text for h in retrieve(project, "Priya", caller=OPERATOR).hits)
     assert index_check(project).ok
 
 
@@ -309,3 +319,25 @@ def test_search_index_command_rebuilds_and_checks(project):
         ]
         is True
     )
+
+
+def test_the_scheduled_task_folds_every_project(project, other_project):
+    from django.core.management import call_command
+    from django_q.models import Schedule
+
+    from llmwiki.search.tasks import search_fold_all
+
+    ingest_transcript(project)
+    ingest_transcript(other_project)
+    assert search_fold_all() == "8 document(s) indexed"
+    assert index_check(project).ok and index_check(other_project).ok
+    call_command("setup_schedules", stdout=None)
+    schedule = Schedule.objects.get(name="llmwiki-search-index")
+    assert (schedule.func, schedule.minutes) == ("llmwiki.search.tasks.search_fold_all", 1)
+
+
+def test_a_query_stays_inside_its_project(project, other_project):
+    ingest_transcript(other_project)
+    ingest_transcript(project, TRANSCRIPT[3:])
+    pack = retrieve(project, "kitten Pixel salmon marathon", caller=OPERATOR)
+    assert {h.locators[0]["turn_id"] for h in pack.hits} == {"D2:1"}

@@ -8,6 +8,7 @@ from django_q.models import Schedule
 from llmwiki.models import Project
 
 HEARTBEAT = "llmwiki-heartbeat"
+SEARCH_FOLD = "llmwiki-search-index"
 
 
 def schedule_name(project: Project) -> str:
@@ -15,13 +16,23 @@ def schedule_name(project: Project) -> str:
 
 
 class Command(BaseCommand):
-    help = "One cron schedule per dreaming-enabled project, plus the worker heartbeat."
+    help = "One cron schedule per dreaming-enabled project, the worker heartbeat, the search fold."
 
     def handle(self, *args, **options) -> None:
         Schedule.objects.update_or_create(
             name=HEARTBEAT,
             defaults={
                 "func": "dreaming.tasks.heartbeat",
+                "schedule_type": Schedule.MINUTES,
+                "minutes": 1,
+                "repeats": -1,
+            },
+        )
+        # The search index folds in what was committed since, off the ingest path.
+        Schedule.objects.update_or_create(
+            name=SEARCH_FOLD,
+            defaults={
+                "func": "llmwiki.search.tasks.search_fold_all",
                 "schedule_type": Schedule.MINUTES,
                 "minutes": 1,
                 "repeats": -1,
@@ -45,5 +56,6 @@ class Command(BaseCommand):
         removed = stale.count()
         stale.delete()
         self.stdout.write(
-            f"{len(wanted)} dream schedule(s), heartbeat every minute; {removed} removed"
+            f"{len(wanted)} dream schedule(s), heartbeat and search index every minute; "
+            f"{removed} removed"
         )
