@@ -37,7 +37,16 @@ BUNDLE_PAGES = (
     "INDEX",
 )
 MANIFEST = "MANIFEST.json"
-BUNDLE_FILES = frozenset([f"{page}.md" for page in BUNDLE_PAGES] + [MANIFEST])
+# A handoff bundle (reviews.exports) also carries its CHANGELOG and the evidence ledger that
+# maps its lines to claims; the ledger is checked against the manifest but never read as
+# content (it holds ids and hashes, not knowledge).
+LEDGER = "EVIDENCE_LEDGER.json"
+_METADATA = frozenset({MANIFEST.upper(), LEDGER.upper()})
+BUNDLE_FILES = frozenset(
+    [f"{page}.md" for page in BUNDLE_PAGES]
+    + ["CHANGELOG.md", "EPISODIC_CONTEXT.md"]
+    + [MANIFEST, LEDGER]
+)
 
 # Bundle pages are reviewed memory exported by a system like ours, so the page already says
 # what kind of knowledge a section is; classify() keeps these labels and shows the reason.
@@ -49,6 +58,8 @@ PAGE_MEMORY: dict[str, tuple[str, str]] = {
     "TRUST_MODEL": ("semantic-candidate", "bundle page TRUST_MODEL (policy)"),
     "AGENT_INSTRUCTIONS": ("procedural-candidate", "bundle page AGENT_INSTRUCTIONS (procedure)"),
     "GLOSSARY": ("semantic-candidate", "bundle page GLOSSARY (term definition)"),
+    "CHANGELOG": ("episodic", "bundle page CHANGELOG (history)"),
+    "EPISODIC_CONTEXT": ("episodic", "bundle page EPISODIC_CONTEXT (not reviewed)"),
 }
 
 _KEY_CHARS = re.compile(r"[^A-Z0-9]+")
@@ -220,7 +231,7 @@ def parse_bundle(files: list[TextFile]) -> list[EpisodeDraft]:
         read_manifest(members)
     drafts: list[EpisodeDraft] = []
     for file in files:
-        if basename(file.path).upper() == MANIFEST.upper():
+        if basename(file.path).upper() in _METADATA:
             continue  # recorded as a source by the caller, never emitted as content
         key = page_key(file.path)
         tags = (f"page:{key}",)

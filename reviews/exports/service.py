@@ -1,0 +1,261 @@
+"""Building, storing, listing and checking exports."""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from llmwiki.access import has_role, role_in
+from llmwiki.errors import InputError, Refused
+from llmwiki.models import (
+    ROLE_RANK,
+    SECURITY_RANK,
+    AuditEvent,
+    Claim,
+    Export,
+    Page,
+    Project,
+    Role,
+    SecurityClass,
+)
+from reviews.exports import documents, pack
+from reviews.exports.selection import select_state
+
+GENERATOR = "llmwiki exports/1"
+KINDS = ("system-profile", "receiver-brief", "startup-packet", "handoff")
+# `bundle` is the name §12 also accepts: the starter bundle is the handoff bundle.
+ALIASES = {"bundle": "handoff"}
+
+
+@dataclass(frozen=True)
+class ExportOptions:
+    """What to build. `episode_ids` scopes episodic context in explicitly (default: none)."""
+
+    kind: str
+    audience: str = SecurityClass.INTERNAL
+    budget: int = documents.DEFAULT_BUDGET
+    episode_ids: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        kind = ALIASES.get(self.kind, self.kind)
+        if kind not in KINDS:
+            raise InputError("kind", f"unknown kind {self.kind!r} ({'|'.join(KINDS)}|bundle)")
+        if self.audience not in SECURITY_RANK:
+            raise InputError("audience", f"unknown audience {self.audience!r}")
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "episode_ids", tuple(sorted(set(self.episode_ids))))
+
+
+@dataclass
+class Rendered:
+    """An export's files (MANIFEST.json included) and what it was built from."""
+
+    files: dict[str, bytes]
+    manifest: dict
+    claim_ids: list[int]
+    revision_ids: list[int]
+    zip_name: str = ""
+    zip: bytes = b""
+
+    @property
+    def all_files(self) -> dict[str, bytes]:
+        """What goes on disk: the files, and a handoff bundle's zip of them."""
+        return {**self.files, **({self.zip_name: self.zip} if self.zip_name else {})}
+
+
+def export_render(*, project: Project, options: ExportOptions) -> Rendered:
+    """The files `options` gives on the project's current reviewed state; writes nothing."""
+    state = select_state(project, options.audience, options.episode_ids)
+    ledger = documents.Ledger()
+    extra: dict[str, Any] = {}
+    try:
+        if options.kind == "system-profile":
+            texts = documents.system_profile(state, ledger)
+        elif options.kind == "receiver-brief":
+            texts = documents.receiver_brief(state, ledger)
+        elif options.kind == "startup-packet":
+            texts, extra["left_out"] = documents.startup_packet(state, ledger, options.budget)
+        else:
+            texts = documents.handoff(state, ledger)
+    except ValueError as exc:
+        raise InputError("budget", str(exc)) from None
+    # Only what a statement cites counts as used: a claim left out of a startup packet
+    # does not make it stale.
+    cited = {s["claim_id"] for s in ledger.statements if s["kind"] == "claim"}
+    claim_ids = [pk for pk in state.claim_ids if pk in cited]
+    # The revisions used: those the cited claims come from; a page an export shows whole
+    # (OPEN_QUESTIONS in a brief, every page of a bundle) counts even when empty.
+    used = {s["revision_id"] for s in ledger.statements if s["kind"] == "claim"}
+    whole = set(state.pages) if options.kind == "handoff" else set()
+    if options.kind == "receiver-brief":
+        whole.add("OPEN_QUESTIONS")
+    revisions = [p for p in state.pages.values() if p.revision_id in used or p.key in whole]
+    generated_at = state.as_of.strftime("%Y-%m-%dT%H:%M:%SZ")
+    files = {name: text.encode() for name, text in texts.items()}
+    files[pack.LEDGER] = pack.canonical_json(
+        {"project": project.slug, "audience": options.audience, "statements": ledger.statements}
+    ).encode()
+    manifest = {
+        "project": project.slug,
+        "kind": options.kind,
+        "audience": options.audience,
+        "generated_at": generated_at,
+        "generator": GENERATOR,
+        "claims": claim_ids,
+        "revisions": sorted(p.revision_id for p in revisions),
+        "episodes": [s["episode_id"] for s in ledger.statements if s["kind"] == "episode"],
+        "rollback_targets": [
+            {
+                "page": p.key,
+                "revision": p.revision,
+                "revision_id": p.revision_id,
+                "sha256": p.content_hash,
+            }
+            for p in sorted(revisions, key=lambda p: p.key)
+        ],
+        "withheld": dict(sorted(state.withheld.items())),
+        **extra,
+    }
+    files, manifest = pack.with_manifest(files, manifest)
+    rendered = Rendered(files, manifest, claim_ids, manifest["revisions"])
+    if options.kind == "handoff":
+        rendered.zip_name = f"{project.slug}-handoff-{options.audience}.zip"
+        rendered.zip = pack.zip_bytes(files, state.as_of)
+    return rendered
+
+
+def check_may_export(project: Project, actor: Any, audience: str) -> None:
+    """Reviewers export; restricted audiences need the project's restricted clearance.
+
+    A string actor (`cli:NAME`, `system`) is someone with the server's shell: trusted, as
+    every command of §12 is.
+    """
+    if isinstance(actor, str):
+        return
+    role = role_in(actor, project)
+    if role is None or ROLE_RANK[role] < ROLE_RANK[Role.REVIEWER]:
+        raise Refused("exporting needs the reviewer role", 403)
+    if audience == SecurityClass.RESTRICTED and not has_role(
+        actor, project, project.restricted_clearance
+    ):
+        raise Refused(
+            f"a restricted export needs the {project.restricted_clearance} role on this project",
+            403,
+        )
+
+
+def export_create(
+    *, project: Project, options: ExportOptions, actor: Any, out: Path | None = None
+) -> Export:
+    """Render, store under EXPORT_DIR, and record the export with what it depends on.
+
+    The files are written first and the row in one transaction after; if the row cannot be
+    saved the files are removed again, so no export exists half-made.
+    """
+    check_may_export(project, actor, options.audience)
+    rendered = export_render(project=project, options=options)
+    relative = f"{project.slug}/{options.kind}-{options.audience}-{uuid.uuid4().hex[:12]}"
+    folder = Path(settings.EXPORT_DIR) / relative
+    _write(folder, rendered.all_files)
+    try:
+        with transaction.atomic():
+            export = Export.objects.create(
+                project=project,
+                kind=options.kind,
+                audience=options.audience,
+                generated_at=timezone.now(),
+                generated_by=None if isinstance(actor, str) else actor,
+                generator_version=GENERATOR,
+                files=pack.file_entries(rendered.all_files),
+                manifest_sha256=pack.sha256(rendered.files[pack.MANIFEST]),
+                path=relative,
+            )
+            export.claims.set(rendered.claim_ids)
+            export.revisions.set(rendered.revision_ids)
+            AuditEvent.record(
+                actor=actor,
+                action="export.create",
+                obj=export,
+                project=project,
+                after={
+                    "kind": options.kind,
+                    "audience": options.audience,
+                    "manifest_sha256": export.manifest_sha256,
+                    "withheld": rendered.manifest["withheld"],
+                },
+            )
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    if out is not None:
+        _write(Path(out), rendered.all_files)
+    export.rendered = rendered
+    return export
+
+
+def _write(folder: Path, files: dict[str, bytes]) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, data in files.items():
+        (folder / name).write_bytes(data)
+
+
+def export_folder(export: Export) -> Path:
+    return Path(settings.EXPORT_DIR) / export.path
+
+
+def export_verify(folder: Path) -> pack.Verification:
+    """Check a folder of export files against its MANIFEST.json (and its zip, if any)."""
+    zips = tuple(sorted(p.name for p in Path(folder).glob("*-handoff-*.zip")))
+    return pack.verify_folder(Path(folder), zips)
+
+
+def export_stored_status(export: Export) -> str:
+    """`ok`, `erased` (erasure removed its files) or what differs on disk."""
+    if not export.files:
+        return "erased"
+    folder = export_folder(export)
+    try:
+        result = export_verify(folder)
+    except ValueError as exc:
+        return str(exc)
+    recorded = {e["name"]: e["sha256"] for e in export.files}
+    for name, digest in recorded.items():
+        path = folder / name
+        if not path.is_file():
+            result.missing.append(name)
+        elif name.endswith(".zip") and pack.sha256(path.read_bytes()) != digest:
+            result.differs.append(name)
+    return "ok" if result.ok else result.summary()
+
+
+def stale_export_ids(project: Project, export_ids: list[int]) -> set[int]:
+    """Which of these exports used a claim or revision that has since moved on (2 queries)."""
+    stale = set(
+        Export.claims.through.objects.filter(export__in=export_ids)
+        .exclude(claim__status=Claim.Status.APPROVED)
+        .values_list("export_id", flat=True)
+    )
+    current = Page.objects.filter(project=project).values("current_revision")
+    stale |= set(
+        Export.revisions.through.objects.filter(export__in=export_ids)
+        .exclude(pagerevision__in=current)
+        .values_list("export_id", flat=True)
+    )
+    return stale
+
+
+def exports_for_list(project: Project) -> list[Export]:
+    """The project's exports, newest first, each with `stale` and `status` set."""
+    exports = list(Export.objects.filter(project=project).select_related("generated_by"))
+    stale = stale_export_ids(project, [e.pk for e in exports])
+    for export in exports:
+        export.stale = export.pk in stale
+        export.status = export_stored_status(export)
+    return exports

@@ -1,0 +1,125 @@
+"""manage.py export --project SLUG --kind KIND --audience AUDIENCE --out DIR [--json]
+manage.py export --project SLUG --verify DIR [--json]
+
+Writes one export (stored under the data directory and recorded, then copied to DIR), or
+checks a folder of export files against its MANIFEST.json and against what the project's
+current state would give now.
+"""
+
+from __future__ import annotations
+
+import getpass
+from pathlib import Path
+
+from llmwiki.errors import InputError
+from llmwiki.management.base import ProjectCommand
+from reviews.exports import ExportOptions, export_create, export_render, export_verify
+from reviews.exports.pack import MANIFEST
+from reviews.exports.service import ALIASES, KINDS
+
+
+class Command(ProjectCommand):
+    help = (
+        "Build a system profile, receiver brief, startup packet or handoff bundle; or verify one."
+    )
+
+    def add_arguments(self, parser) -> None:
+        super().add_arguments(parser)
+        parser.add_argument("--kind", choices=[*KINDS, *ALIASES])
+        parser.add_argument("--audience", choices=["public", "internal", "restricted"])
+        parser.add_argument("--out", metavar="DIR", help="also write the files here")
+        parser.add_argument("--verify", metavar="DIR", help="check a folder of export files")
+        parser.add_argument(
+            "--budget", type=int, default=12_000, help="startup packet size in characters"
+        )
+        parser.add_argument(
+            "--episodes", default="", metavar="ID,ID", help="episodic context to scope in"
+        )
+
+    def handle(self, *args, project, json, verify, **options):
+        target = self.get_project(project)
+        if verify:
+            return self._verify(target, Path(verify), json)
+        missing = [f"--{n}" for n in ("kind", "audience", "out") if not options[n]]
+        if missing:
+            raise self.fail(f"missing {', '.join(missing)} (or pass --verify DIR)")
+        try:
+            episodes = tuple(int(x) for x in options["episodes"].split(",") if x.strip())
+        except ValueError:
+            raise self.fail(
+                f"--episodes takes ids separated by commas, not {options['episodes']!r}"
+            ) from None
+        try:
+            export = export_create(
+                project=target,
+                options=ExportOptions(
+                    kind=options["kind"],
+                    audience=options["audience"],
+                    budget=options["budget"],
+                    episode_ids=episodes,
+                ),
+                actor=f"cli:{getpass.getuser()}",
+                out=Path(options["out"]),
+            )
+        except InputError as exc:
+            raise self.fail(str(exc)) from None
+        except OSError as exc:
+            raise self.fail(f"cannot write the export: {exc}") from None
+        manifest = export.rendered.manifest
+        document = {
+            "export_id": export.pk,
+            "kind": export.kind,
+            "audience": export.audience,
+            "out": str(Path(options["out"]).resolve()),
+            "files": export.files,
+            "manifest_sha256": export.manifest_sha256,
+            "claims": manifest["claims"],
+            "revisions": manifest["revisions"],
+            "withheld": manifest["withheld"],
+            "generated_at": manifest["generated_at"],
+        }
+        if json:
+            self.emit(document)
+        else:
+            for entry in export.files:
+                self.stdout.write(f"{entry['sha256'][:12]}  {entry['size']:>8}  {entry['name']}")
+            self.stdout.write(f"export #{export.pk} written to {document['out']}")
+
+    def _verify(self, project, folder: Path, json: bool) -> None:
+        try:
+            result = export_verify(folder)
+        except ValueError as exc:
+            raise self.fail(str(exc)) from None
+        manifest = result.manifest
+        stale: list[str] = []
+        if manifest.get("project") == project.slug and manifest.get("kind"):
+            # What the current state gives now: a file that differs has gone stale.
+            try:
+                options = ExportOptions(
+                    kind=manifest["kind"],
+                    audience=manifest.get("audience", ""),
+                    budget=(manifest.get("left_out") or {}).get("budget", 12_000),
+                    episode_ids=tuple(manifest.get("episodes") or ()),
+                )
+                now = export_render(project=project, options=options).files
+                stale = sorted(
+                    name
+                    for name in {e["name"] for e in manifest["files"]} | {MANIFEST}
+                    if now.get(name) != _read(folder / name)
+                )
+            except InputError:
+                stale = ["(cannot be rebuilt from the current state)"]
+        document = {**result.as_dict(), "stale": stale}
+        if json:
+            self.emit(document)
+        elif result.ok:
+            self.stdout.write(
+                f"{folder}: every file matches {MANIFEST}"
+                + (f"; stale against the current state: {', '.join(stale)}" if stale else "")
+            )
+        if not result.ok:
+            raise self.fail(f"verify failed: {result.summary()}")
+
+
+def _read(path: Path) -> bytes | None:
+    return path.read_bytes() if path.is_file() else None
