@@ -182,6 +182,15 @@ _DATED_RE = re.compile(
 )
 
 
+# A ticket's or change's own news ("OPS-12 raised for node-4", "PR #31 merged: …") is
+# a step of work on the day it happened, however long the rest of the line.
+_WORK_NEWS_RE = re.compile(
+    r"^(?:[A-Z][A-Z0-9]*-\d+|(?:PR|MR)\s*[#!]\d+)[,:]?\s+(?:\S+\s+){0,2}?"
+    r"(?:raised|opened|filed|merged|closed|fixed|done|shipped|resolved|deployed|reverted"
+    r"|landed|created|reopened|approved|reviewed)\b"
+)
+
+
 def dated(text: str) -> bool:
     """Is this sentence anchored to the day it was written (a log entry or a plan)?"""
-    return _DATED_RE.search(text) is not None
+    return _DATED_RE.search(text) is not None or _WORK_NEWS_RE.match(text) is not None

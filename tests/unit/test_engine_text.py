@@ -251,6 +251,9 @@ def test_standalone_tells_a_claim_from_a_sentence_that_leans_on_its_neighbours(t
         ("We'll use the ledger schema for invoices.", False),
         ("The nightly export is signed with the billing key.", False),
         ("Invoices older than a week are archived.", False),
+        ("OPS-228 raised for node-4; the electrician is booked as well.", True),
+        ("MR !421 merged: alert templates now lead with the block name.", True),
+        ("OPS-228 tracks the flaky export of the ledger.", False),
     ],
 )
 def test_dated_tells_a_log_entry_or_plan_from_a_durable_statement(text, is_dated):
