@@ -52,6 +52,8 @@ class DreamRun(models.Model):
     watermark_after = models.BigIntegerField(null=True, blank=True)
     backfill_from = models.DateField(null=True, blank=True)
     backfill_to = models.DateField(null=True, blank=True)
+    # A sweep of one wizard run's material (llmwiki Episode.wizard_run_id), else None.
+    wizard_run_id = models.BigIntegerField(null=True, blank=True)
     bytes_read = models.BigIntegerField(default=0)
     duration_ms = models.PositiveIntegerField(null=True, blank=True)
     error = models.TextField(blank=True)

@@ -37,6 +37,7 @@ from llmwiki.models import (
     AuditEvent,
     Claim,
     Episode,
+    EpisodeRelabel,
     Project,
     RecallTrace,
     SecurityClass,
@@ -92,8 +93,12 @@ def dream_request(
     actor: Any = None,
     backfill: tuple[date, date] | None = None,
     enqueue: bool = True,
+    wizard_run_id: int | None = None,
 ) -> DreamRun:
-    """Create a queued run (one open run per project) and hand it to a worker on commit."""
+    """Create a queued run (one open run per project) and hand it to a worker on commit.
+
+    `wizard_run_id`: read all of that wizard run's episodes, leave the watermark alone.
+    """
     if backfill is not None and backfill[0] > backfill[1]:
         raise ValueError(f"backfill range starts after it ends: {backfill[0]} > {backfill[1]}")
     if trigger == DreamRun.Trigger.SCHEDULE and not project.dreaming_enabled:
@@ -110,6 +115,7 @@ def dream_request(
                     backfill_from=backfill[0] if backfill else None,
                     backfill_to=backfill[1] if backfill else None,
                     lease_expires_at=now + LEASE,
+                    wizard_run_id=wizard_run_id,
                     phases={p: {"status": "pending"} for p in PHASES},
                 )
         except IntegrityError:
@@ -206,6 +212,8 @@ def _compute(run: DreamRun) -> _Computed:
         candidates = dreamable.filter(
             occurred_at__date__gte=backfill[0], occurred_at__date__lte=backfill[1]
         )
+    elif run.wizard_run_id is not None:
+        candidates = dreamable.filter(wizard_run_id=run.wizard_run_id)
     else:
         candidates = dreamable.filter(id__gt=project.dream_watermark)
     rows = (
@@ -214,7 +222,7 @@ def _compute(run: DreamRun) -> _Computed:
         .order_by("id")
         .iterator(chunk_size=5000)
     )
-    first_run = project.dream_watermark == 0 and backfill is None
+    first_run = (project.dream_watermark == 0 or run.wizard_run_id is not None) and not backfill
     batch = select.plan_batch(rows, policy, first_run=first_run, backfill=backfill)
     episodes, security = _load_episodes(project, batch.ids)
     _phase(run, "light", status="running", selected=len(episodes), note=batch.note)
@@ -251,6 +259,10 @@ def _load_episodes(project: Project, ids: tuple[int, ...]) -> tuple[dict[int, Ep
     if not ids:
         return out, security
     wanted = set(ids)
+    # A person's correction of the memory type outranks the label ingest gave it.
+    relabelled = EpisodeRelabel.in_force(
+        episode__project=project, episode_id__gte=min(ids), episode_id__lte=max(ids)
+    )
     qs = (
         _in_range(project, ids)
         .dreamable()
@@ -293,7 +305,7 @@ def _load_episodes(project: Project, ids: tuple[int, ...]) -> tuple[dict[int, Ep
             occurred_at=occurred,
             content=content,
             kind=kind,
-            memory_type=mtype,
+            memory_type=relabelled.get(pk, mtype),
             actor=actor,
             source_id=source_id or 0,
             source_trust=TRUST_LABEL.get(trust, SOURCE_TRUST.get(importer or "", 0.5)),
@@ -375,9 +387,8 @@ def _settle(run: DreamRun, computed: _Computed, started: float) -> None:
         run.finished_at = timezone.now()
         run.duration_ms = int((time.perf_counter() - started) * 1000)
         run.lease_expires_at = None
-        advance = (
-            not run.is_preview and batch.watermark_after is not None and run.backfill_from is None
-        )
+        scoped = run.backfill_from is not None or run.wizard_run_id is not None
+        advance = not run.is_preview and batch.watermark_after is not None and not scoped
         run.watermark_after = batch.watermark_after if advance else run.watermark_before
         run.save()
         if advance:

@@ -1,7 +1,11 @@
 from __future__ import annotations
 
 from django import forms
+from django.conf import settings
+from django.core.exceptions import TooManyFilesSent
+from django.http import HttpRequest
 
+from llmwiki.ingest import RawFile
 from llmwiki.models import Episode, Project
 
 
@@ -25,6 +29,21 @@ class MultipleFileField(forms.FileField):
 
 class UploadForm(forms.Form):
     files = MultipleFileField(help_text="Markdown, text, JSON/JSONL transcripts, or a zip bundle.")
+
+
+def read_upload(request: HttpRequest) -> tuple[UploadForm, list[RawFile] | None, str | None]:
+    """The posted files as the import takes them, or the reason they cannot be read.
+
+    Shared by the import page and the wizard's import step, so both refuse alike.
+    """
+    try:
+        form = UploadForm(request.POST, request.FILES)
+    except TooManyFilesSent:
+        limit = settings.DATA_UPLOAD_MAX_NUMBER_FILES
+        return UploadForm(), None, f"Too many files: at most {limit} per upload."
+    if not form.is_valid():
+        return form, None, " ".join(form.errors.get("files", ["The upload was incomplete."]))
+    return form, [RawFile(f.name, f.read()) for f in form.cleaned_data["files"]], None
 
 
 class EpisodeFilterForm(forms.Form):

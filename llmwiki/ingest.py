@@ -155,8 +155,11 @@ def ingest_files(
     actor: Any,
     importer: str | None = None,
     workers: int = 1,
+    wizard_run_id: int | None = None,
 ) -> IngestReport:
     """Gate and store `files` into `project`; see the module docstring.
+
+    `wizard_run_id` marks the new episodes as that wizard run's material.
 
     `workers` > 1 lets a big import parse in that many processes (command line and tasks
     only: see `PARALLEL_MIN_BYTES`).
@@ -194,7 +197,7 @@ def ingest_files(
         unit.drafts = [(unit.members[i], scanned) for i, scanned in outcome]
         ready.append(unit)
     if ready:
-        report.episodes_created = _store(project, ready, actor, report)
+        report.episodes_created = _store(project, ready, actor, report, wizard_run_id)
     return report
 
 
@@ -376,7 +379,13 @@ def _prefixed(draft: EpisodeDraft, archive: str) -> EpisodeDraft:
     return replace(draft, locator=locator)
 
 
-def _store(project: Project, units: list[_Unit], actor: Any, report: IngestReport) -> int:
+def _store(
+    project: Project,
+    units: list[_Unit],
+    actor: Any,
+    report: IngestReport,
+    wizard_run_id: int | None = None,
+) -> int:
     now = timezone.now()
     written: list[str] = []
     try:
@@ -385,7 +394,7 @@ def _store(project: Project, units: list[_Unit], actor: Any, report: IngestRepor
         ]
         written.extend(sha for sha, new in blob_write_many(fresh) if new)
         with transaction.atomic():
-            created = _store_rows(project, units, actor, now, report)
+            created = _store_rows(project, units, actor, now, report, wizard_run_id)
     except BaseException:
         # The transaction rolled back: remove the blobs this call added, so nothing
         # from a failed import remains anywhere.
@@ -406,7 +415,12 @@ def _raw_blob(unit: _Unit, member: _Member) -> bytes:
 
 
 def _store_rows(
-    project: Project, units: list[_Unit], actor: Any, now: datetime, report: IngestReport
+    project: Project,
+    units: list[_Unit],
+    actor: Any,
+    now: datetime,
+    report: IngestReport,
+    wizard_run_id: int | None,
 ) -> int:
     pending: list[tuple[_Member, Source, list[dict[str, Any]], str]] = []
     for unit in units:
@@ -447,6 +461,7 @@ def _store_rows(
     for m, source, rows, status in pending:
         for row in rows:
             row["source_id"] = source.pk
+            row["wizard_run_id"] = wizard_run_id
         episodes.extend(rows)
         superseded = versions.supersede_earlier(source, m.hashes) if m.previous else 0
         summary = source.security_summary

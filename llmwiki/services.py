@@ -10,12 +10,14 @@ from django.db import transaction
 from llmwiki.models import (
     AuditEvent,
     Episode,
+    EpisodeRelabel,
     Membership,
     Page,
     PageKey,
     Project,
     Role,
 )
+from llmwiki.models.audit import actor_label
 
 DEFAULT_PAGES = [
     PageKey.SYSTEM_OVERVIEW,
@@ -132,3 +134,42 @@ def project_update(*, project: Project, changes: dict[str, Any], actor: Any) -> 
             after=moved,
         )
     return project
+
+
+@transaction.atomic
+def episode_relabel(
+    *, episodes: list[Episode], memory_type: str, actor: Any, wizard_run_id: int | None = None
+) -> int:
+    """Correct the memory type of `episodes`: one relabel row and one audit row each.
+
+    The episode keeps its automatic label; the relabel row is the label in force (a sweep
+    reads it). Episodes already carrying `memory_type` are left alone; returns how many moved.
+    """
+    if memory_type not in Episode.MemoryType.values:
+        raise ValueError(
+            f"unknown memory type {memory_type!r}; choose {', '.join(Episode.MemoryType.values)}"
+        )
+    current = EpisodeRelabel.in_force(episode_id__in=[e.pk for e in episodes])
+    moving = [e for e in episodes if current.get(e.pk, e.memory_type) != memory_type]
+    label = actor_label(actor)
+    EpisodeRelabel.objects.bulk_create(
+        EpisodeRelabel(
+            episode=e,
+            memory_type=memory_type,
+            previous=current.get(e.pk, e.memory_type),
+            actor=label,
+            wizard_run_id=wizard_run_id,
+        )
+        for e in moving
+    )
+    AuditEvent.objects.bulk_create(
+        AuditEvent.build(
+            actor=actor,
+            action="episode.relabel",
+            obj=e,
+            before={"memory_type": current.get(e.pk, e.memory_type), "original": e.memory_type},
+            after={"memory_type": memory_type},
+        )
+        for e in moving
+    )
+    return len(moving)

@@ -20,6 +20,7 @@ project_patterns = [
 urlpatterns = [
     path("", views.project_list, name="project_list"),
     path("p/<slug:slug>/", include(project_patterns)),
+    path("wizard/", include("wizard.urls")),
     path(
         "accounts/login/",
         auth_views.LoginView.as_view(redirect_authenticated_user=True),

@@ -3,7 +3,6 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import TooManyFilesSent
 from django.db.models import TextField
 from django.db.models.functions import Cast
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
@@ -17,8 +16,14 @@ from llmwiki.access import get_project_for, projects_for, readable_only
 from llmwiki.dashboard import episode_panel, list_counts, project_panel
 from llmwiki.errors import InputError
 from llmwiki.excerpt import source_excerpt
-from llmwiki.forms import EpisodeFilterForm, ProjectSettingsForm, QuarantineDecisionForm, UploadForm
-from llmwiki.ingest import RawFile, ingest_files
+from llmwiki.forms import (
+    EpisodeFilterForm,
+    ProjectSettingsForm,
+    QuarantineDecisionForm,
+    UploadForm,
+    read_upload,
+)
+from llmwiki.ingest import ingest_files
 from llmwiki.models import Episode, Role
 from llmwiki.pagination import paginate
 from llmwiki.services import episode_set_status, project_update
@@ -71,20 +76,13 @@ def upload(request: HttpRequest, slug: str) -> HttpResponse:
     form = UploadForm()
     report = error = None
     if request.method == "POST":
-        try:
-            form = UploadForm(request.POST, request.FILES)
-        except TooManyFilesSent:
-            error = f"Too many files: at most {settings.DATA_UPLOAD_MAX_NUMBER_FILES} per upload."
-        else:
-            if form.is_valid():
-                files = [RawFile(f.name, f.read()) for f in form.cleaned_data["files"]]
-                try:
-                    report = ingest_files(project=project, files=files, actor=request.user)
-                except InputError as exc:
-                    error = str(exc)
-            else:
-                # Shown in the results area, which is all an HTMX post swaps in.
-                error = " ".join(form.errors.get("files", ["The upload was incomplete."]))
+        # An error is shown in the results area, which is all an HTMX post swaps in.
+        form, files, error = read_upload(request)
+        if files is not None:
+            try:
+                report = ingest_files(project=project, files=files, actor=request.user)
+            except InputError as exc:
+                error = str(exc)
     elif request.method != "GET":
         return HttpResponseNotAllowed(["GET", "POST"])
     template = "llmwiki/upload.html#results" if request.htmx else "llmwiki/upload.html"

@@ -14,6 +14,7 @@ from llmwiki.models.episodes import (
     SECURITY_RANK,
     Episode,
     EpisodeQuerySet,
+    EpisodeRelabel,
     SecurityClass,
     Source,
 )
@@ -40,6 +41,7 @@ __all__ = [
     "ClaimQuerySet",
     "Episode",
     "EpisodeQuerySet",
+    "EpisodeRelabel",
     "Export",
     "ImmutableError",
     "ImmutableModel",

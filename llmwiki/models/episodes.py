@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
@@ -165,3 +167,37 @@ class Episode(ImmutableModel):
         if loc.get("section"):
             label += f" § {loc['section']}"
         return label
+
+
+class EpisodeRelabel(ImmutableModel):
+    """A person's correction of an episode's memory type.
+
+    Episodes are history, so the automatic label stays on the episode as it was read; the
+    newest relabel row is the label in force (`Episode.memory_type` is the original).
+    """
+
+    episode = models.ForeignKey(Episode, on_delete=models.CASCADE, related_name="relabels")
+    memory_type = models.CharField(max_length=24, choices=Episode.MemoryType.choices)
+    previous = models.CharField(max_length=24, choices=Episode.MemoryType.choices)
+    actor = models.CharField(max_length=200)
+    at = models.DateTimeField(default=timezone.now)
+    wizard_run_id = models.BigIntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"#{self.episode_id}: {self.previous} → {self.memory_type}"
+
+    @classmethod
+    def in_force(cls, **filters: Any) -> dict[int, str]:
+        """Episode id → corrected label, for the relabels `filters` select (newest wins).
+
+        Callers filter by id range or wizard run: an `IN` of a sweep's 100k ids would
+        exceed SQLite's parameter limit.
+        """
+        out: dict[int, str] = {}
+        rows = cls.objects.filter(**filters).order_by("id")
+        for episode_id, label in rows.values_list("episode_id", "memory_type"):
+            out[episode_id] = label
+        return out

@@ -1,0 +1,134 @@
+"""What the step pages show: this run's episodes, candidates and conflicts, grouped.
+
+Each reads a fixed number of queries whatever the run's size; the pages show the first
+`SHOWN` items of a group with the group's full count.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db.models import Exists, OuterRef
+
+from dreaming.models import Candidate, CandidateEvidence, Conflict, ConflictSide
+from llmwiki.access import Labels
+from llmwiki.models import Episode, EpisodeRelabel, PageKey
+from reviews.conflicts import needs_sensitive_confirmation
+from wizard.models import WizardRun
+from wizard.services import run_episodes
+
+SHOWN = 100
+DESTINATIONS = [
+    PageKey.SYSTEM_OVERVIEW,
+    PageKey.DECISION_LOG,
+    PageKey.OPEN_QUESTIONS,
+    PageKey.RUNBOOKS,
+    PageKey.GOVERNANCE,
+    PageKey.GLOSSARY,
+]
+
+
+@dataclass
+class Group:
+    key: str
+    label: str
+    count: int = 0
+    items: list[Any] = field(default_factory=list)
+
+
+def episodes_by_label(run: WizardRun) -> list[Group]:
+    """This run's episodes under the label in force: a correction, else the automatic one."""
+    project = run.project
+    groups = {value: Group(value, label) for value, label in Episode.MemoryType.choices}
+    corrected = EpisodeRelabel.in_force(episode__wizard_run_id=run.pk, episode__project=project)
+    episodes = run_episodes(run).select_related("source").order_by("id")
+    for episode in episodes.iterator(chunk_size=2000):
+        episode.label = corrected.get(episode.pk, episode.memory_type)
+        episode.relabelled = episode.pk in corrected
+        group = groups[episode.label]
+        group.count += 1
+        if len(group.items) < SHOWN:
+            group.items.append(episode)
+    return list(groups.values())
+
+
+def run_candidates(run: WizardRun):
+    """Candidates whose evidence includes this run's material."""
+    cited = CandidateEvidence.objects.filter(
+        candidate=OuterRef("pk"), episode__wizard_run_id=run.pk
+    )
+    return Candidate.objects.filter(project_id=run.project_id).filter(Exists(cited))
+
+
+def proposals_by_page(run: WizardRun) -> list[Group]:
+    groups = {key.value: Group(key.value, key.label) for key in DESTINATIONS}
+    other = Group("other", "Other pages")
+    candidates = run_candidates(run).open().order_by("page_target", "-score", "id")
+    for c in candidates.iterator(chunk_size=2000):
+        group = groups.get(c.page_target, other)
+        group.count += 1
+        if len(group.items) < SHOWN:
+            group.items.append(c)
+    return [*groups.values(), *([other] if other.count else [])]
+
+
+def preview_outcome(run: WizardRun) -> dict[str, Any] | None:
+    """The finished preview's answer, with every item's reason: proposed, stays episodic,
+    folded as a duplicate, blocked."""
+    sweep = run.preview_run
+    if sweep is None or sweep.preview is None:
+        return None
+    items = sweep.preview["candidates"]
+    by_status = Counter(item["status"] for item in items)
+    return {
+        "proposed": [i for i in items if i["status"] == "proposed"],
+        "deferred": [i for i in items if i["status"] == "deferred"],
+        "blocked": [i for i in items if i["status"] == "blocked"],
+        "stays_episodic": sweep.preview["stays_episodic"],
+        "duplicates_folded": sweep.preview["duplicates_folded"],
+        "counts": by_status,
+    }
+
+
+def run_conflicts(run: WizardRun) -> list[Conflict]:
+    """Unresolved conflicts a side of which rests on this run's material."""
+    cited = ConflictSide.evidence.through.objects.filter(
+        conflictside__conflict=OuterRef("pk"), episode__wizard_run_id=run.pk
+    )
+    conflicts = list(
+        Conflict.objects.filter(project_id=run.project_id)
+        .unresolved()
+        .filter(Exists(cited))
+        .prefetch_related("sides__evidence", "sides__candidate", "sides__claim__evidence")
+        .order_by("detected_at", "id")[:SHOWN]
+    )
+    for conflict in conflicts:
+        for side in conflict.sides.all():
+            side.labels = (
+                Labels()
+                if side.claim_id
+                else Labels.strictest([side.candidate, *side.evidence.all()])
+            )
+        conflict.sensitive = needs_sensitive_confirmation(conflict.sides.all())
+    return conflicts
+
+
+def uncertain(run: WizardRun) -> list[Candidate]:
+    """Deferred candidates of this run: they wait for a person, as OPEN_QUESTIONS do."""
+    qs = run_candidates(run).filter(status=Candidate.Status.DEFERRED).order_by("-score", "id")
+    return list(qs[:SHOWN])
+
+
+def committable(run: WizardRun) -> list[Candidate]:
+    """Proposed candidates of this run, with the page revision each would land on."""
+    items = list(
+        run_candidates(run)
+        .filter(status=Candidate.Status.PROPOSED)
+        .order_by("page_target", "-score", "id")[:SHOWN]
+    )
+    pages = dict(run.project.pages.values_list("key", "current_revision_id"))
+    for c in items:
+        c.page_revision = pages.get(c.page_target)
+    return items
