@@ -1,6 +1,6 @@
 from django.urls import path
 
-from reviews import views
+from reviews import export_views, views
 
 app_name = "reviews"
 
@@ -20,4 +20,11 @@ urlpatterns = [
     path("wiki/<str:key>/rollback/", views.page_rollback, name="page_rollback"),
     path("claims/<int:claim_id>/", views.claim_detail, name="claim"),
     path("claims/<int:claim_id>/retract/", views.claim_retract, name="claim_retract"),
+    path("exports/", export_views.export_list, name="exports"),
+    path("exports/accept-bundle/", export_views.accept_bundle, name="accept_bundle"),
+    path(
+        "exports/<int:export_id>/<str:name>",
+        export_views.export_download,
+        name="export_download",
+    ),
 ]

@@ -36,11 +36,12 @@ class BaselineResult:
 
 
 def pending_bundle_episodes(project: Project, source_ids: list[int] | None = None) -> list[Episode]:
-    """The imported bundle page sections that hold claim lines, oldest first."""
+    """The imported bundle page sections with claim lines not yet accepted, oldest first."""
     episodes = Episode.objects.filter(
         project=project,
         source__importer="bundle",
         status=Episode.Status.ACTIVE,
+        claims__isnull=True,  # an accepted section is cited by the claims it became
     ).select_related("source")
     if source_ids is not None:
         episodes = episodes.filter(source__in=source_ids)
