@@ -62,6 +62,9 @@ def _is_name_list(stripped: str) -> bool:
     return namey * 2 > len(items)
 
 
+_TABLE_RULE_RE = re.compile(r"\|\s*:?-{3,}:?\s*\|")
+
+
 def junk_reason(
     text: str, features: Features, heading: bool = False, code: bool = False
 ) -> str | None:
@@ -81,6 +84,10 @@ def junk_reason(
         return "shell_command"
     if first_char == "`" and stripped.endswith("`") and stripped.count("`") == 2:
         return "code_only"
+    if first_char == "|" and _TABLE_RULE_RE.search(stripped):
+        # A table's rows mean something only under its header: flattened into one line
+        # it is no claim anyone could approve as it stands (the episode keeps it).
+        return "table"
     if features.stop_ratio < 0.12:
         first = stripped.split(None, 1)[0].lower()
         if first in _SHELL_CMDS or _FLAGGED_RE.match(stripped):

@@ -91,6 +91,7 @@ def test_it_normalises_for_exact_duplicates():
         ("git push origin main", "shell_command"),
         ("https://grafana.internal/d/abc123", "bare_url"),
         ("`make deploy`", "code_only"),
+        ("| host | role | | --- | --- | | app-1 | api + worker |", "table"),
         ("ok sounds good", "too_short"),
         ("   ", "empty"),
     ],
