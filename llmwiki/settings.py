@@ -121,14 +121,18 @@ INSTALLED_APPS = [
     "template_partials",
     "django_q",
     "axes",
+    # In INSTALLED_APPS so that the API docs load Swagger UI from our static files, not a CDN.
+    "ninja",
     "llmwiki",
     "dreaming",
     "reviews",
     "wizard",
+    "api",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "api.middleware.ApiLimitsMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "llmwiki.middleware.ContentSecurityPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -239,6 +243,11 @@ LLMWIKI_MAX_FILE_BYTES = env_int("LLMWIKI_MAX_FILE_BYTES", 5 * 1024 * 1024, mini
 LLMWIKI_MAX_UPLOAD_BYTES = env_int("LLMWIKI_MAX_UPLOAD_BYTES", 50 * 1024 * 1024, minimum=1024)
 DATA_UPLOAD_MAX_NUMBER_FILES = env_int("LLMWIKI_MAX_UPLOAD_FILES", 200, minimum=1)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+
+# The JSON API (/api/): the largest request body, and the writes (events, review actions,
+# dream triggers) one token may make a minute.
+LLMWIKI_API_MAX_BODY_BYTES = env_int("LLMWIKI_API_MAX_BODY_BYTES", 1024 * 1024, minimum=1024)
+LLMWIKI_API_WRITES_PER_MINUTE = env_int("LLMWIKI_API_WRITES_PER_MINUTE", 60, minimum=1)
 
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"

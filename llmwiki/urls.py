@@ -7,6 +7,7 @@ from llmwiki import audit_views, views
 project_patterns = [
     path("", views.project_home, name="project_home"),
     path("settings/", views.project_settings, name="project_settings"),
+    path("settings/tokens/", include("api.token_urls")),
     path("upload/", views.upload, name="upload"),
     path("episodes/", views.episode_list, name="episode_list"),
     path("episodes/<int:episode_id>/", views.episode_detail, name="episode"),
@@ -28,4 +29,5 @@ urlpatterns = [
     ),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
+    path("api/", include("api.urls")),
 ]

@@ -1,0 +1,110 @@
+"""The NinjaAPI instance: bearer-token auth, JSON errors with a message, shared limits.
+
+Every endpoint names the scope it needs through `caller()`; the operations it calls are
+the same services, gates and access rules as the web pages and the MCP server.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import Http404, HttpRequest, HttpResponse
+from ninja import NinjaAPI
+from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.security import HttpBearer
+
+from api.models import ApiToken
+from api.services import Caller, NotFound, Unauthorized, caller_for, token_authenticate
+from llmwiki.errors import InputError, Refused
+
+PAGE_DEFAULT = 50
+PAGE_MAX = 200
+
+
+class TokenAuth(HttpBearer):
+    def authenticate(self, request: HttpRequest, token: str) -> ApiToken:
+        return token_authenticate(token)
+
+
+api = NinjaAPI(
+    title="llmwiki API",
+    version="1",
+    description=(
+        "Governed project memory for agents. Authenticate with `Authorization: Bearer "
+        "<token>`; a maintainer creates tokens under the project's Settings → API tokens. "
+        'Scopes: read, write-events, review. Errors are JSON: `{"message": ...}`.'
+    ),
+    auth=TokenAuth(),
+    urls_namespace="api",
+)
+
+
+def error(request: HttpRequest, status: int, message: str, **extra: Any) -> HttpResponse:
+    response = api.create_response(request, {"message": message, **extra}, status=status)
+    if status == 401:
+        response["WWW-Authenticate"] = 'Bearer realm="llmwiki"'
+    return response
+
+
+@api.exception_handler(AuthenticationError)
+def _unauthenticated(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
+    return error(request, 401, "an API token is required: Authorization: Bearer <token>")
+
+
+@api.exception_handler(Unauthorized)
+def _unauthorized(request: HttpRequest, exc: Unauthorized) -> HttpResponse:
+    return error(request, 401, str(exc))
+
+
+@api.exception_handler(Refused)
+def _refused(request: HttpRequest, exc: Refused) -> HttpResponse:
+    response = error(request, exc.status, str(exc))
+    if exc.status == 429:
+        response["Retry-After"] = "60"
+    return response
+
+
+@api.exception_handler(InputError)
+def _bad_input(request: HttpRequest, exc: InputError) -> HttpResponse:
+    return error(request, 400, str(exc), field=exc.name)
+
+
+@api.exception_handler(NotFound)
+@api.exception_handler(Http404)
+def _not_found(request: HttpRequest, exc: Exception) -> HttpResponse:
+    return error(request, 404, str(exc) or "not found")
+
+
+@api.exception_handler(ValidationError)
+def _invalid(request: HttpRequest, exc: ValidationError) -> HttpResponse:
+    def where(e: dict) -> str:
+        return ".".join(
+            str(p)
+            for p in e.get("loc", ())
+            if p not in {"body", "payload", "query", "path", "paging"}
+        )
+
+    first = exc.errors[0] if exc.errors else {}
+    return error(
+        request,
+        422,
+        f"{where(first)}: {first.get('msg', 'invalid')}" if first else "invalid request",
+        errors=[{"field": where(e), "message": e.get("msg", "")} for e in exc.errors],
+    )
+
+
+@api.exception_handler(HttpError)
+def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    return error(request, exc.status_code, str(exc))
+
+
+def caller(request: HttpRequest, slug: str, scope: str) -> Caller:
+    return caller_for(request.auth, slug, scope)
+
+
+def page_window(limit: int, offset: int) -> tuple[int, int]:
+    if not 1 <= limit <= PAGE_MAX:
+        raise InputError("limit", f"must be between 1 and {PAGE_MAX}, got {limit}")
+    if offset < 0:
+        raise InputError("offset", f"must be 0 or more, got {offset}")
+    return limit, offset

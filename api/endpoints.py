@@ -1,0 +1,178 @@
+"""The endpoints of DESIGN.md §10 under /api/projects/{slug}/ (schema at /api/openapi.json)."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Any, Literal
+
+from django.http import HttpRequest
+from ninja import Field, Query, Schema, Status
+
+from api import operations, reading
+from api.core import PAGE_DEFAULT, api, caller, page_window
+from api.models import ApiToken
+from llmwiki.errors import InputError
+
+Scope = ApiToken.Scope
+
+
+class ErrorOut(Schema):
+    message: str
+
+
+ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: ErrorOut}
+WRITE_ERRORS = {**ERRORS, 409: ErrorOut, 413: ErrorOut, 429: ErrorOut}
+P = "/projects/{slug}"
+
+
+class Paging(Schema):
+    limit: int = PAGE_DEFAULT
+    offset: int = 0
+
+
+# --- Events -------------------------------------------------------------------------------
+
+
+class EventIn(Schema):
+    kind: str = Field("event", description="episode kind: event, note, decision, chat_turn, …")
+    content: str = Field(..., description="the event's text; it goes through the ingest gate")
+    occurred_at: datetime | None = None
+    locator: dict[str, Any] = Field(default_factory=dict)
+    tags: list[str] = Field(default_factory=list, max_length=50)
+    agent: str = Field("", max_length=60, description="the agent's own name, for provenance")
+
+
+@api.post(f"{P}/events", response={201: dict, **WRITE_ERRORS}, tags=["events"])
+def record_event(request: HttpRequest, slug: str, payload: EventIn):
+    """Record one event as an episode, through the same gate as file imports (write-events)."""
+    who = caller(request, slug, Scope.WRITE_EVENTS)
+    return Status(201, operations.record_event(who, **payload.dict()))
+
+
+# --- Candidates and review ----------------------------------------------------------------
+
+
+@api.get(f"{P}/candidates", response={200: dict, **ERRORS}, tags=["review"])
+def candidates(request: HttpRequest, slug: str, status: str = "", paging: Query[Paging] = None):
+    """Candidates by score, with evidence and signals; `status` filters (read)."""
+    who = caller(request, slug, Scope.READ)
+    limit, offset = page_window(paging.limit, paging.offset)
+    return operations.candidate_list(who, status=status, limit=limit, offset=offset)
+
+
+@api.get(f"{P}/candidates/{{candidate_id}}", response={200: dict, **ERRORS}, tags=["review"])
+def candidate(request: HttpRequest, slug: str, candidate_id: int):
+    """One candidate, with the `version` and `page_revision_id` a review action sends (read)."""
+    return operations.candidate_get(caller(request, slug, Scope.READ), candidate_id)
+
+
+class ReviewIn(Schema):
+    candidate_version: int = Field(..., description="`version` of the candidate you read")
+    page_revision_id: int | None = Field(None, description="`page_revision_id` you read")
+    note: str = Field("", max_length=2000, description="why; required to reject")
+    edited_text: str | None = Field(None, max_length=20000, description="approve as edited")
+    section: str | None = Field(None, max_length=200)
+    sensitive_confirmed: bool = False
+    claim: int | None = Field(None, description="merge: the approved claim to merge into")
+
+
+@api.post(
+    f"{P}/candidates/{{candidate_id}}/{{action}}",
+    response={200: dict, **WRITE_ERRORS},
+    tags=["review"],
+)
+def review(
+    request: HttpRequest,
+    slug: str,
+    candidate_id: int,
+    action: Literal["approve", "reject", "defer", "merge"],
+    payload: ReviewIn,
+):
+    """Approve, reject, defer or merge through the review gates, as the token's creator (review).
+
+    A candidate or page that changed since you read it is refused with 409, as on the web.
+    """
+    who = caller(request, slug, None)
+    return operations.review(who, candidate_id, action, payload.dict())
+
+
+# --- Dreaming -----------------------------------------------------------------------------
+
+
+class DreamIn(Schema):
+    preview: bool = Field(False, description="compute what a sweep would do; write nothing")
+    backfill_from: date | None = None
+    backfill_to: date | None = None
+
+
+@api.post(f"{P}/dream", response={202: dict, **WRITE_ERRORS}, tags=["dreaming"])
+def dream(request: HttpRequest, slug: str, payload: DreamIn):
+    """Queue a sweep (or a preview, or a backfill) for the worker; poll the run (review)."""
+    who = caller(request, slug, Scope.REVIEW)
+    window = None
+    if payload.backfill_from or payload.backfill_to:
+        if not (payload.backfill_from and payload.backfill_to):
+            raise InputError("backfill", "give both backfill_from and backfill_to")
+        window = (payload.backfill_from, payload.backfill_to)
+    return Status(202, operations.dream_trigger(who, preview=payload.preview, backfill=window))
+
+
+@api.get(f"{P}/dream/runs/{{run_id}}", response={200: dict, **ERRORS}, tags=["dreaming"])
+def dream_run(request: HttpRequest, slug: str, run_id: int):
+    """A run's status, phases and counts; a preview's result once it has finished (read)."""
+    return operations.run_get(caller(request, slug, Scope.READ), run_id)
+
+
+# --- Pages --------------------------------------------------------------------------------
+
+
+@api.get(f"{P}/pages", response={200: dict, **ERRORS}, tags=["wiki"])
+def pages(request: HttpRequest, slug: str):
+    """The project's wiki pages and their current revisions (read)."""
+    return reading.page_list(caller(request, slug, Scope.READ))
+
+
+@api.get(f"{P}/pages/{{key}}", response={200: dict, **ERRORS}, tags=["wiki"])
+def page(request: HttpRequest, slug: str, key: str, revision: int | None = None):
+    """A page's markdown (current revision unless `revision`) and its approved claims (read)."""
+    return reading.page_read(caller(request, slug, Scope.READ), key, revision)
+
+
+# --- Provenance ---------------------------------------------------------------------------
+
+
+@api.get(
+    f"{P}/provenance/{{kind}}/{{object_id}}", response={200: dict, **ERRORS}, tags=["provenance"]
+)
+def provenance(
+    request: HttpRequest,
+    slug: str,
+    kind: Literal["claim", "candidate", "episode"],
+    object_id: int,
+):
+    """Where a claim, candidate or episode came from: evidence, sources, sha256, reviews (read)."""
+    return reading.provenance(caller(request, slug, Scope.READ), kind, object_id)
+
+
+# --- Conflicts ----------------------------------------------------------------------------
+
+
+@api.get(f"{P}/conflicts", response={200: dict, **ERRORS}, tags=["conflicts"])
+def conflicts(
+    request: HttpRequest,
+    slug: str,
+    show: Literal["open", "resolved", "all"] = "open",
+    paging: Query[Paging] = None,
+):
+    """Contradictions with both sides and their evidence (read)."""
+    who = caller(request, slug, Scope.READ)
+    limit, offset = page_window(paging.limit, paging.offset)
+    return reading.conflict_list(who, show=show, limit=limit, offset=offset)
+
+
+@api.get(f"{P}/open-questions", response={200: dict, **ERRORS}, tags=["conflicts"])
+def open_questions(request: HttpRequest, slug: str, paging: Query[Paging] = None):
+    """Unresolved conflicts, escalated ones (with owner and due date) first (read)."""
+    who = caller(request, slug, Scope.READ)
+    limit, offset = page_window(paging.limit, paging.offset)
+    return reading.open_questions(who, limit=limit, offset=offset)

@@ -1,0 +1,226 @@
+"""What the JSON API and the MCP server do, given a checked `Caller`.
+
+Both front ends call these, so an agent meets the same services, gates and clearance rules
+whichever way it comes in. Text a caller may not read is replaced by None with the reason
+in `withheld`, exactly where the web pages show "Text withheld".
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Any
+
+from django.db.models import Prefetch
+
+from api.models import ApiToken
+from api.services import Caller, NotFound, write_allowed
+from dreaming.models import Candidate, CandidateEvidence, DreamRun
+from dreaming.selectors import candidate_document
+from dreaming.services import DreamBusy, dream_request
+from llmwiki.access import withheld
+from llmwiki.errors import InputError, Refused
+from llmwiki.models import AuditEvent, Claim
+from llmwiki.record import episode_record
+from reviews import actions
+
+Scope = ApiToken.Scope
+
+
+def masked(caller: Caller, item: Any, text: str) -> dict[str, Any]:
+    """`text` and an empty reason, or None and why the caller may not read it."""
+    reason = withheld(caller.project, item, caller.role)
+    return {"text": None if reason else text, "withheld": reason or None}
+
+
+# --- Events -------------------------------------------------------------------------------
+
+
+def record_event(
+    caller: Caller,
+    *,
+    kind: str,
+    content: str,
+    occurred_at: datetime | None = None,
+    locator: dict | None = None,
+    tags: list[str] | None = None,
+    agent: str = "",
+) -> dict[str, Any]:
+    if occurred_at is not None and occurred_at.tzinfo is None:
+        raise InputError("occurred_at", "needs a timezone offset (e.g. 2026-11-02T10:00:00Z)")
+    write_allowed(caller.token)
+    episode = episode_record(
+        project=caller.project,
+        actor=caller.actor(agent)[:200],
+        kind=kind,
+        content=content,
+        occurred_at=occurred_at,
+        locator=locator,
+        tags=tags or (),
+    )
+    return {
+        "episode_id": episode.pk,
+        "status": episode.status,
+        "memory_type": episode.memory_type,
+        "security_class": episode.security_class,
+        "flags": episode.flags,
+        "source_sha256": episode.source.sha256,
+    }
+
+
+# --- Candidates and review ----------------------------------------------------------------
+
+
+def _candidates(caller: Caller):
+    return Candidate.objects.filter(project=caller.project).prefetch_related(
+        Prefetch(
+            "evidence",
+            queryset=CandidateEvidence.objects.select_related("episode__source").order_by(
+                "episode__occurred_at", "episode_id"
+            ),
+        )
+    )
+
+
+def candidate_out(caller: Caller, candidate: Candidate) -> dict[str, Any]:
+    document = candidate_document(candidate)
+    document.update(masked(caller, candidate, candidate.text))
+    document["version"] = candidate.version
+    document["security_class"] = candidate.security_class
+    return document
+
+
+def candidate_list(caller: Caller, *, status: str, limit: int, offset: int) -> dict[str, Any]:
+    qs = _candidates(caller)
+    if status:
+        if status not in Candidate.Status.values:
+            raise InputError(
+                "status", f"unknown status {status!r}; one of {', '.join(Candidate.Status.values)}"
+            )
+        qs = qs.filter(status=status)
+    rows = list(qs.order_by("-score", "id")[offset : offset + limit])
+    return {
+        "count": qs.count(),
+        "limit": limit,
+        "offset": offset,
+        "items": [candidate_out(caller, c) for c in rows],
+    }
+
+
+def candidate_get(caller: Caller, candidate_id: int) -> dict[str, Any]:
+    candidate = _candidates(caller).filter(pk=candidate_id).first()
+    if candidate is None:
+        raise NotFound(f"no candidate #{candidate_id} in {caller.project.slug}")
+    document = candidate_out(caller, candidate)
+    # What a review action must send back: the version token of the web form.
+    document["page_revision_id"] = actions.form_state(candidate).page_revision_id
+    return document
+
+
+REVIEW_ACTIONS = ("approve", "reject", "defer", "merge")
+
+
+def review(caller: Caller, candidate_id: int, action: str, body: dict[str, Any]) -> dict[str, Any]:
+    """One review decision through `reviews.actions`, as the person the token acts for."""
+    candidate = Candidate.objects.filter(project=caller.project, pk=candidate_id).first()
+    if candidate is None:
+        raise NotFound(f"no candidate #{candidate_id} in {caller.project.slug}")
+    if action not in REVIEW_ACTIONS:
+        raise NotFound(f"no review action {action!r}; one of {', '.join(REVIEW_ACTIONS)}")
+    if not caller.token.allows(Scope.REVIEW):
+        refusal = f"{action}: this needs an API token with the review scope"
+        AuditEvent.record(actor=caller.actor(), action="review.denied", obj=candidate, note=refusal)
+        raise Refused(refusal, 403)
+    write_allowed(caller.token)
+    seen = actions.FormState(body["candidate_version"], body.get("page_revision_id"))
+    reviewer, note = caller.user, body.get("note") or ""
+    if action == "approve":
+        edited = body.get("edited_text")
+        claim = actions.candidate_approve(
+            candidate=candidate,
+            reviewer=reviewer,
+            seen=seen,
+            edited_text=edited,
+            as_edited=edited is not None,
+            section=body.get("section"),
+            note=note,
+            sensitive_confirmed=bool(body.get("sensitive_confirmed")),
+        )
+        return {"candidate_id": candidate.pk, "status": "approved", "claim_id": claim.pk}
+    if action == "merge":
+        target = Claim.objects.filter(project=caller.project, pk=body.get("claim") or 0).first()
+        claim = actions.candidate_merge(
+            candidate=candidate,
+            reviewer=reviewer,
+            seen=seen,
+            claim=target,
+            note=note,
+            sensitive_confirmed=bool(body.get("sensitive_confirmed")),
+        )
+        return {"candidate_id": candidate.pk, "status": "merged", "claim_id": claim.pk}
+    if action == "reject":
+        actions.candidate_reject(candidate=candidate, reviewer=reviewer, seen=seen, reason=note)
+    else:
+        actions.candidate_defer(candidate=candidate, reviewer=reviewer, seen=seen, note=note)
+    candidate.refresh_from_db(fields=["status"])
+    return {"candidate_id": candidate.pk, "status": candidate.status, "claim_id": None}
+
+
+# --- Dreaming -----------------------------------------------------------------------------
+
+
+def run_out(caller: Caller, run: DreamRun) -> dict[str, Any]:
+    counts = run.counts or {}
+    document: dict[str, Any] = {
+        "run_id": run.pk,
+        "trigger": run.trigger,
+        "status": run.status,
+        "phases": run.phases,
+        **{k: counts.get(k, 0) for k in ("selected", "proposed", "duplicates", "conflicts")},
+        "blocked": counts.get("blocked", 0),
+        "watermark_before": run.watermark_before,
+        "watermark_after": run.watermark_after,
+        "error": run.error or None,
+        "preview": None,
+    }
+    if run.preview:
+        preview = dict(run.preview)
+        preview["candidates"] = [
+            {**c, **masked(caller, c, c.get("text", ""))} for c in preview.get("candidates", [])
+        ]
+        preview["conflicts"] = [
+            {**c, "sides": c.get("sides") if not withheld(caller.project, c, caller.role) else None}
+            for c in preview.get("conflicts", [])
+        ]
+        preview.pop("stays_episodic", None)  # episode text, not needed to judge a sweep
+        document["preview"] = preview
+    return document
+
+
+def dream_trigger(
+    caller: Caller, *, preview: bool, backfill: tuple[date, date] | None
+) -> dict[str, Any]:
+    """Queue a sweep for the worker, as Dream now / Preview / Backfill on the web do."""
+    write_allowed(caller.token)
+    trigger = (
+        DreamRun.Trigger.PREVIEW
+        if preview
+        else DreamRun.Trigger.BACKFILL
+        if backfill
+        else DreamRun.Trigger.MANUAL
+    )
+    try:
+        run = dream_request(
+            project=caller.project, trigger=trigger, actor=caller.user, backfill=backfill
+        )
+    except DreamBusy as busy:
+        raise Refused(str(busy), 409) from None
+    except ValueError as exc:
+        raise InputError("backfill", str(exc)) from None
+    return run_out(caller, run)
+
+
+def run_get(caller: Caller, run_id: int) -> dict[str, Any]:
+    run = DreamRun.objects.filter(project=caller.project, pk=run_id).first()
+    if run is None:
+        raise NotFound(f"no dream run #{run_id} in {caller.project.slug}")
+    return run_out(caller, run)
