@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from dreaming import services as dreaming
+from dreaming.models import Candidate
 from llmwiki.errors import Refused
 from llmwiki.ingest import RawFile, ingest_files
-from llmwiki.models import AuditEvent, Claim, Page
+from llmwiki.models import AuditEvent, Claim, Episode, Page
 from llmwiki.services import membership_set, project_create
 from reviews.exports import ExportOptions, bundle_accept, export_render
 from tests.export_data import build_wiki
@@ -73,3 +75,15 @@ def test_only_a_maintainer_may_accept_a_bundle(imported, bob, mallory):
 def test_a_project_without_an_imported_bundle_has_nothing_to_accept(project, alice):
     with pytest.raises(Refused, match="no imported bundle"):
         bundle_accept(project=project, actor=alice)
+
+
+def test_an_exported_bundle_is_never_dreamed_over_only_accepted(imported, alice):
+    target, _ = imported
+    episodes = Episode.objects.filter(project=target)
+    assert episodes.exists()
+    assert set(episodes.values_list("memory_type", flat=True)) == {"handoff-only"}
+    run = dreaming.dream_request(project=target, trigger="manual", actor="t", enqueue=False)
+    dreaming.dream_execute(run_id=run.pk)
+    assert not Candidate.objects.filter(project=target).exists()
+    bundle_accept(project=target, actor=alice)
+    assert Claim.objects.filter(project=target).exists()

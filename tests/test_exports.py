@@ -236,3 +236,16 @@ def test_unknown_kind_and_audience_are_bad_input(project):
     with pytest.raises(InputError, match="unknown audience"):
         ExportOptions("handoff", "everyone")
     assert ExportOptions("bundle").kind == "handoff"
+
+
+def test_the_export_document_reads_the_stored_manifest_and_status(wiki, project, alice, bob):
+    from reviews.exports import export_document
+
+    export = export_create(project=project, options=ExportOptions("handoff"), actor=alice)
+    stored = Export.objects.get(pk=export.pk)  # no rendered files in memory
+    document = export_document(stored)
+    assert document["claims"] == export.rendered.manifest["claims"]
+    assert document["withheld"] == {"claim:pii-flagged": 1}
+    assert (document["verify"], document["stale"]) == ("ok", False)
+    claim_retract(claim=wiki["queue"], actor=bob, reason="moved on")
+    assert export_document(stored)["stale"] is True

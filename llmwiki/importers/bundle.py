@@ -42,6 +42,9 @@ MANIFEST = "MANIFEST.json"
 # content (it holds ids and hashes, not knowledge).
 LEDGER = "EVIDENCE_LEDGER.json"
 _METADATA = frozenset({MANIFEST.upper(), LEDGER.upper()})
+# The MANIFEST "format" of a handoff bundle exported by llmwiki (reviews.exports.pack).
+EXPORT_FORMAT = "llmwiki-export/1"
+EXPORTED_REASON = "exported llmwiki bundle: reviewed memory once a maintainer accepts it"
 BUNDLE_FILES = frozenset(
     [f"{page}.md" for page in BUNDLE_PAGES]
     + ["CHANGELOG.md", "EPISODIC_CONTEXT.md"]
@@ -225,10 +228,13 @@ def parse_bundle(files: list[TextFile]) -> list[EpisodeDraft]:
     folders: dict[str, list[TextFile]] = {}
     for file in files:
         folders.setdefault(posixpath.dirname(clean_path(file.path)), []).append(file)
-    for members in folders.values():
+    exported = set()
+    for folder, members in folders.items():
         # Every bundle folder is checked before anything is parsed: a tampered bundle yields
         # no drafts at all, never a partial import.
-        read_manifest(members)
+        manifest = read_manifest(members)
+        if manifest is not None and manifest.get("format") == EXPORT_FORMAT:
+            exported.add(folder)
     drafts: list[EpisodeDraft] = []
     for file in files:
         if basename(file.path).upper() in _METADATA:
@@ -236,14 +242,17 @@ def parse_bundle(files: list[TextFile]) -> list[EpisodeDraft]:
         key = page_key(file.path)
         tags = (f"page:{key}",)
         if key == "GLOSSARY":
-            drafts.extend(_glossary(file, tags))
-            continue
-        drafts.extend(
-            parse_page(
+            parsed = _glossary(file, tags)
+        else:
+            parsed = parse_page(
                 file,
                 extra_tags=tags,
                 memory=PAGE_MEMORY.get(key),
                 decisions=key == "DECISION_LOG" or None,
             )
-        )
+        if posixpath.dirname(clean_path(file.path)) in exported:
+            # Another llmwiki's reviewed memory: it becomes ours when a maintainer accepts
+            # the bundle as a baseline, not by being dreamed over again.
+            parsed = [d.with_memory_type("handoff-only", EXPORTED_REASON) for d in parsed]
+        drafts.extend(parsed)
     return drafts

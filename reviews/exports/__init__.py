@@ -14,6 +14,9 @@ The public API, used by `manage.py export`, the wizard's step 8 and the API:
 - `export_verify(folder) -> Verification` — recompute every file's sha256 and size against
   the folder's MANIFEST.json; `.ok`, `.differs`, `.missing`, `.unlisted`, `.summary()`.
 - `exports_for_list(project) -> list[Export]` — each with `.stale` and `.status` (verify).
+- `export_document(export) -> dict` — an export as JSON: files, claims, revisions,
+  withheld counts, `generated_at`, `verify` ("ok", "erased" or what differs), `stale`.
+  Files download at `reviews:export_download` (slug, export id, file name).
 - `bundle_accept(project=, actor=, source_ids=None) -> BaselineResult` — a maintainer
   accepts an imported handoff bundle as the project's reviewed baseline.
 
@@ -29,6 +32,7 @@ from reviews.exports.service import (
     ExportOptions,
     Rendered,
     export_create,
+    export_document,
     export_folder,
     export_render,
     export_verify,
@@ -42,6 +46,7 @@ __all__ = [
     "Verification",
     "bundle_accept",
     "export_create",
+    "export_document",
     "export_folder",
     "export_render",
     "export_verify",

@@ -18,9 +18,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-MANIFEST = "MANIFEST.json"
-LEDGER = "EVIDENCE_LEDGER.json"
-FORMAT = "llmwiki-export/1"
+from llmwiki.importers.bundle import EXPORT_FORMAT as FORMAT
+from llmwiki.importers.bundle import LEDGER, MANIFEST
+
+__all__ = ["FORMAT", "LEDGER", "MANIFEST"]
 
 
 def canonical_json(value: Any) -> str:

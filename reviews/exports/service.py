@@ -235,6 +235,33 @@ def export_stored_status(export: Export) -> str:
     return "ok" if result.ok else result.summary()
 
 
+def export_manifest(export: Export) -> dict:
+    """The stored MANIFEST.json of an export ({} when its files are gone or unreadable)."""
+    try:
+        return pack.read_manifest(export_folder(export))
+    except ValueError:
+        return {}
+
+
+def export_document(export: Export, *, stale: bool | None = None) -> dict:
+    """An export as JSON (command line, wizard, API): files, manifest, verify, stale."""
+    manifest = getattr(getattr(export, "rendered", None), "manifest", None)
+    manifest = manifest if manifest is not None else export_manifest(export)
+    return {
+        "export_id": export.pk,
+        "kind": export.kind,
+        "audience": export.audience,
+        "files": export.files,
+        "manifest_sha256": export.manifest_sha256,
+        "claims": manifest.get("claims", []),
+        "revisions": manifest.get("revisions", []),
+        "withheld": manifest.get("withheld", {}),
+        "generated_at": manifest.get("generated_at"),
+        "verify": export_stored_status(export),
+        "stale": export.is_stale() if stale is None else stale,
+    }
+
+
 def stale_export_ids(project: Project, export_ids: list[int]) -> set[int]:
     """Which of these exports used a claim or revision that has since moved on (2 queries)."""
     stale = set(

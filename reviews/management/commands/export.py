@@ -13,7 +13,13 @@ from pathlib import Path
 
 from llmwiki.errors import InputError
 from llmwiki.management.base import ProjectCommand
-from reviews.exports import ExportOptions, export_create, export_render, export_verify
+from reviews.exports import (
+    ExportOptions,
+    export_create,
+    export_document,
+    export_render,
+    export_verify,
+)
 from reviews.exports.pack import MANIFEST
 from reviews.exports.service import ALIASES, KINDS
 
@@ -65,18 +71,9 @@ class Command(ProjectCommand):
             raise self.fail(str(exc)) from None
         except OSError as exc:
             raise self.fail(f"cannot write the export: {exc}") from None
-        manifest = export.rendered.manifest
         document = {
-            "export_id": export.pk,
-            "kind": export.kind,
-            "audience": export.audience,
+            **export_document(export, stale=False),
             "out": str(Path(options["out"]).resolve()),
-            "files": export.files,
-            "manifest_sha256": export.manifest_sha256,
-            "claims": manifest["claims"],
-            "revisions": manifest["revisions"],
-            "withheld": manifest["withheld"],
-            "generated_at": manifest["generated_at"],
         }
         if json:
             self.emit(document)
