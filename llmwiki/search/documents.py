@@ -68,11 +68,19 @@ def episode_line(actor: str, occurred_at: datetime, content: str) -> str:
     return f"{name} ({occurred_at:%Y-%m-%d}): {content}"
 
 
-def episode_docs(project_id: int, ids: Iterable[int] | None = None) -> Iterator[Doc]:
-    """Docs for the project's live episodes (all of them, or those among `ids`)."""
-    rows = Episode.objects.filter(project=project_id, status=Episode.Status.ACTIVE).exclude(
+def _live_episodes(project_id: int):
+    return Episode.objects.filter(project=project_id, status=Episode.Status.ACTIVE).exclude(
         kind__in=Episode.BOOKKEEPING_KINDS
     )
+
+
+def episode_docs(project_id: int, ids: Iterable[int] | None = None) -> Iterator[Doc]:
+    """Docs for the project's live episodes (all of them, or those among `ids`).
+
+    Each carries the turns before and after it in its source as context: a question's
+    words are often split between a question and its answer.
+    """
+    rows = _live_episodes(project_id)
     if ids is not None:
         ids = sorted(set(ids))
         if not ids:
@@ -81,20 +89,16 @@ def episode_docs(project_id: int, ids: Iterable[int] | None = None) -> Iterator[
         wanted = set(ids)
     fields = ("id", "source_id", "actor", "occurred_at", "content", "trust", "security_class")
     rows = rows.order_by("id").values_list(*fields, "flags")
-    previous: dict[int | None, str] = {}
-    for pk, source, actor, at, content, trust, security, flags in rows.iterator(chunk_size=5000):
-        before = previous.get(source, "")
-        previous[source] = content
-        if ids is not None and pk not in wanted:
-            continue
-        if ids is not None and not before and source is not None:
-            before = _previous_content(project_id, source, pk)
-        yield Doc(
+    partial = ids is not None
+
+    def doc(row, before: str, after: str) -> Doc:
+        pk, _, actor, at, content, trust, security, flags = row
+        return Doc(
             key=f"{EPISODE}:{pk}",
             project_id=project_id,
             layer=EPISODE,
             text=episode_line(actor, at, content),
-            context=before[:CONTEXT_CHARS],
+            context=f"{before[:CONTEXT_CHARS]}\n{after[:CONTEXT_CHARS]}".strip(),
             sensitive=is_sensitive(security, flags or ()),
             trust=trust,
             security_class=security,
@@ -102,17 +106,55 @@ def episode_docs(project_id: int, ids: Iterable[int] | None = None) -> Iterator[
             occurred_at=at,
         )
 
+    # One row held back per source until the next row of that source is seen.
+    pending: dict[int | None, tuple[tuple, str]] = {}
+    for row in rows.iterator(chunk_size=5000):
+        source = row[1]
+        if source in pending:
+            held, before = pending.pop(source)
+            if not partial or held[0] in wanted:
+                yield doc(held, before, row[4])
+            before = held[4]
+        else:
+            before = neighbour(project_id, source, row[0], -1) if partial else ""
+        pending[source] = (row, before)
+    for source, (held, before) in pending.items():
+        if not partial or held[0] in wanted:
+            yield doc(held, before, neighbour(project_id, source, held[0], +1) if partial else "")
 
-def _previous_content(project_id: int, source_id: int, pk: int) -> str:
-    row = (
-        Episode.objects.filter(project=project_id, source=source_id, id__lt=pk)
-        .filter(status=Episode.Status.ACTIVE)
-        .exclude(kind__in=Episode.BOOKKEEPING_KINDS)
-        .order_by("-id")
-        .values_list("content", flat=True)
-        .first()
+
+def neighbour(project_id: int, source_id: int | None, pk: int, direction: int) -> str:
+    """The content of the live episode just before (-1) or after (+1) `pk` in its source."""
+    if source_id is None:
+        return ""
+    rows = _live_episodes(project_id).filter(source=source_id)
+    rows = rows.filter(id__lt=pk).order_by("-id") if direction < 0 else rows.filter(id__gt=pk)
+    return (
+        rows.order_by("id" if direction > 0 else "-id").values_list("content", flat=True).first()
+        or ""
     )
-    return row or ""
+
+
+def predecessors(project_id: int, episode_ids: set[int]) -> set[int]:
+    """For each source among `episode_ids`, the live episode just before the first of them:
+    its context (the turn after it) changes when they arrive."""
+    first: dict[int, int] = {}
+    rows = Episode.objects.filter(project=project_id, pk__in=list(episode_ids)[:5000])
+    for pk, source in rows.values_list("id", "source_id"):
+        if source is not None and pk < first.get(source, pk + 1):
+            first[source] = pk
+    out = set()
+    for source, pk in first.items():
+        before = (
+            _live_episodes(project_id)
+            .filter(source=source, id__lt=pk)
+            .order_by("-id")
+            .values_list("id", flat=True)
+            .first()
+        )
+        if before is not None:
+            out.add(before)
+    return out
 
 
 def claim_docs(project_id: int, ids: Iterable[int] | None = None) -> Iterator[Doc]:
@@ -246,7 +288,8 @@ def changes_since(project_id: int, mark: Watermark, now: Watermark) -> Delta:
             page__project=project_id, id__gt=mark.revision_id, id__lte=now.revision_id
         ).values_list("page_id", flat=True)
     )
-    upserts = list(episode_docs(project_id, episode_ids))
+    new = {i for i in episode_ids if i > mark.episode_id}
+    upserts = list(episode_docs(project_id, episode_ids | predecessors(project_id, new)))
     upserts += claim_docs(project_id, claim_ids)
     upserts += page_docs(project_id, pages)
     live = {d.key for d in upserts}

@@ -171,10 +171,14 @@ def retrieve(
         raise RetrievalError("budget must be a positive number of tokens")
     using = backend()
     index_fold(project, using)
-    hits = _claims(project, using, query, caller, limit)
+    sensitive = caller.sensitive
+    claims = using.search(project.pk, CLAIM, query, sensitive=sensitive, limit=limit)
+    # Spare episodes: those a claim above cites are dropped, they would repeat its evidence.
+    episodes = using.search(project.pk, EPISODE, query, sensitive=sensitive, limit=2 * limit)
+    hits = _claims(project, claims, caller)
     hits += _pages(project, using, query, caller, limit - len(hits))
     cited = {i for h in hits for i in h.evidence_ids}
-    hits += _episodes(project, using, query, caller, limit - len(hits), cited)
+    hits += _episodes(project, episodes, caller, limit - len(hits), cited)
     pack = _pack(query, hits, budget)
     if record:
         _trace(project, pack, caller)
@@ -189,10 +193,8 @@ def _normalised(found: list[tuple[str, float]]) -> list[tuple[int | str, float]]
     return [(key.split(":", 1)[1], score / best) for key, score in found]
 
 
-def _claims(project, using, query, caller, limit) -> list[Hit]:
-    found = _normalised(
-        using.search(project.pk, CLAIM, query, sensitive=caller.sensitive, limit=limit)
-    )
+def _claims(project, found, caller) -> list[Hit]:
+    found = _normalised(found)
     if not found:
         return []
     ids = [int(k) for k, _ in found]
@@ -274,15 +276,10 @@ def _pages(project, using, query, caller, limit) -> list[Hit]:
     return out
 
 
-def _episodes(project, using, query, caller, limit, cited: set[int]) -> list[Hit]:
+def _episodes(project, found, caller, limit, cited: set[int]) -> list[Hit]:
     if limit <= 0:
         return []
-    # Fetch past the episodes a claim above already cites: they would repeat its evidence.
-    found = _normalised(
-        using.search(
-            project.pk, EPISODE, query, sensitive=caller.sensitive, limit=limit + len(cited)
-        )
-    )
+    found = _normalised(found)
     ids = [int(k) for k, _ in found if int(k) not in cited]
     rows = Episode.objects.filter(project=project, pk__in=ids, status=Episode.Status.ACTIVE)
     episodes = {e.pk: e for e in rows}

@@ -1,0 +1,205 @@
+"""Retrieval latency at scale, side by side with SQLite FTS5 BM25 over the same texts.
+
+A fresh project gets N synthetic episodes and M approved claims (realistic project-memory
+text from `common.synthetic_texts`); the search index is rebuilt (timed). Then the same
+queries (questions a teammate would ask, built from the corpus's hosts, services,
+symptoms and settings) run through
+
+- **retrieve()**: the whole service: fold check, claims then pages then episodes, rows
+  loaded for citations (recall traces off, so the run does not grow the table);
+- **index**: the backend's search alone, claims then episodes (what FTS5 is compared with);
+- **FTS5**: SQLite FTS5 `bm25()` over the same episode and claim texts, claims then
+  episodes, in an in-memory database built in the same run.
+
+Targets (DESIGN.md §13): p95 under 50 ms, within 3× of FTS5.
+
+Run: ``python bench/retrieval.py [--episodes 100000] [--claims 10000] [--queries 300]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import re
+import sqlite3
+import statistics
+import time
+
+from common import (
+    CAUSES_SHORT,
+    HOSTS,
+    PEOPLE,
+    QUESTIONS,
+    SERVICES,
+    SETTINGS_,
+    SYMPTOMS,
+    TOPICS,
+    db_label,
+    fresh_project,
+    md_table,
+    record,
+    setup_django,
+    synthetic_episodes,
+    synthetic_texts,
+    text_table,
+)
+
+ASK = [
+    "what caused {symptom} on {host}",
+    "how do we fix {symptom} in {service}",
+    "what is {setting} for {service}",
+    "who decided about {topic}",
+    "which version of {service} is deployed on {host}",
+    "why does {service} {question}",
+    "runbook for {cause}",
+    "what did {person} change on {host}",
+]
+
+
+def queries(n: int, seed: int = 3) -> list[str]:
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        out.append(
+            rng.choice(ASK).format(
+                symptom=rng.choice(SYMPTOMS),
+                host=rng.choice(HOSTS),
+                service=rng.choice(SERVICES),
+                setting=rng.choice(SETTINGS_)[0],
+                topic=rng.choice(TOPICS),
+                question=rng.choice(QUESTIONS),
+                cause=rng.choice(CAUSES_SHORT),
+                person=rng.choice(PEOPLE),
+            )
+        )
+    return out
+
+
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * len(ordered)) - 1)]
+    return statistics.median(ordered) * 1000, p95 * 1000
+
+
+def timed(fn, items) -> list[float]:
+    out = []
+    for item in items:
+        start = time.perf_counter()
+        fn(item)
+        out.append(time.perf_counter() - start)
+    return out
+
+
+def seed_claims(project, texts: list[str], episode_ids: list[int]) -> None:
+    from django.contrib.auth import get_user_model
+
+    from llmwiki.models import Claim, Page
+
+    reviewer = get_user_model().objects.create_user(f"bench-{project.slug}")
+    page = Page.objects.create(project=project, key="SYSTEM_OVERVIEW", title="System overview")
+    claims = Claim.objects.bulk_create(
+        [Claim(project=project, page=page, text=t, reviewer=reviewer) for t in texts],
+        batch_size=2000,
+    )
+    link = Claim.evidence.through
+    link.objects.bulk_create(
+        [
+            link(claim_id=c.pk, episode_id=episode_ids[i % len(episode_ids)])
+            for i, c in enumerate(claims)
+        ],
+        batch_size=5000,
+    )
+
+
+def fts5(episodes: list[str], claims: list[str]):
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE doc USING fts5(layer UNINDEXED, body, tokenize='porter')")
+    db.executemany("INSERT INTO doc VALUES ('claim', ?)", ((t,) for t in claims))
+    db.executemany("INSERT INTO doc VALUES ('episode', ?)", ((t,) for t in episodes))
+    db.commit()
+
+    def search(query: str) -> list:
+        words = re.findall(r"[A-Za-z0-9]+", query)
+        match = " OR ".join(f'"{w}"' for w in words)
+        sql = "SELECT rowid FROM doc WHERE doc MATCH ? AND layer = ? ORDER BY bm25(doc) LIMIT 10"
+        return (
+            db.execute(sql, (match, "claim")).fetchall()
+            + db.execute(sql, (match, "episode")).fetchall()
+        )
+
+    return search
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--episodes", type=int, default=100_000)
+    parser.add_argument("--claims", type=int, default=10_000)
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--no-record", action="store_true")
+    args = parser.parse_args(argv)
+
+    setup_django()
+    from llmwiki.models import Episode
+    from llmwiki.search import Caller, retrieve
+    from llmwiki.search.backends import backend
+    from llmwiki.search.documents import CLAIM, EPISODE
+    from llmwiki.search.index import index_rebuild
+
+    project = fresh_project("retrieval")
+    Episode.objects.bulk_create(synthetic_episodes(project, args.episodes), batch_size=2000)
+    episode_ids = list(Episode.objects.filter(project=project).values_list("id", flat=True))
+    claim_texts = synthetic_texts(args.claims, seed=11)
+    seed_claims(project, claim_texts, episode_ids)
+    using = backend()
+    start = time.perf_counter()
+    written = index_rebuild(project, using)
+    build = time.perf_counter() - start
+    episode_texts = list(
+        Episode.objects.filter(project=project).order_by("id").values_list("content", flat=True)
+    )
+    start = time.perf_counter()
+    fts_search = fts5(episode_texts, claim_texts)
+    fts_build = time.perf_counter() - start
+
+    asked = queries(args.queries)
+    caller = Caller.operator("bench")
+
+    def service(q):
+        return retrieve(project, q, caller=caller, limit=10, record=False)
+
+    def index_only(q):
+        using.search(project.pk, CLAIM, q, sensitive=True, limit=10)
+        using.search(project.pk, EPISODE, q, sensitive=True, limit=10)
+
+    for q in asked[:20]:  # warm caches, as a running server would be
+        service(q)
+        fts_search(q)
+    hits = sum(len(service(q).hits) for q in asked[:50])
+    results = {
+        "retrieve()": timed(service, asked),
+        f"{using.name} index": timed(index_only, asked),
+        "SQLite FTS5 bm25": timed(fts_search, asked),
+    }
+    _fts_p50, fts_p95 = percentiles(results["SQLite FTS5 bm25"])
+    rows = []
+    for name, samples in results.items():
+        p50, p95 = percentiles(samples)
+        rows.append([name, f"{p50:.1f}", f"{p95:.1f}", f"{p95 / fts_p95:.1f}×"])
+    header = ["path", "p50 ms", "p95 ms", "p95 / FTS5"]
+    print(text_table(header, rows))
+    notes = [
+        f"- {args.episodes:,} episodes and {args.claims:,} approved claims, {args.queries} "
+        f"queries, {db_label()}, backend {using.name}. Index rebuild: {written:,} documents "
+        f"in {build:.1f} s ({written / build:,.0f}/s); FTS5 build {fts_build:.1f} s.",
+        f"- Hits per query (first 50, limit 10): {hits / 50:.1f}. Each path asks claims then "
+        "episodes, 10 each; retrieve() also loads the rows and citations it returns.",
+        "- Targets (DESIGN.md §13): p95 under 50 ms, within 3× of FTS5.",
+    ]
+    print("\n".join(notes))
+    if not args.no_record:
+        record("Retrieval latency (bench/retrieval.py)", [*md_table(header, rows), "", *notes])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
