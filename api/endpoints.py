@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import Any, Literal
 
-from django.http import HttpRequest
+from django.http import FileResponse, HttpRequest
 from ninja import Field, Query, Schema, Status
 
-from api import operations, reading
+from api import operations, reading, recall
 from api.core import PAGE_DEFAULT, api, caller, page_window
 from api.models import ApiToken
 from llmwiki.errors import InputError
@@ -176,3 +176,57 @@ def open_questions(request: HttpRequest, slug: str, paging: Query[Paging] = None
     who = caller(request, slug, Scope.READ)
     limit, offset = page_window(paging.limit, paging.offset)
     return reading.open_questions(who, limit=limit, offset=offset)
+
+
+# --- Retrieval, exports, startup packet ---------------------------------------------------
+
+
+@api.get(f"{P}/retrieve", response={200: dict, **ERRORS}, tags=["retrieval"])
+def retrieve(
+    request: HttpRequest,
+    slug: str,
+    q: str = Query(..., max_length=1000, description="what to look for"),
+    k: int = Query(10, description="at most this many hits (1-100)"),
+    budget: int | None = Query(None, description="token budget of the context pack"),
+):
+    """Reviewed claims first, then page sections and episodes, with citations (read).
+
+    Each retrieval is recorded as a recall trace, which feeds dreaming's relevance signals.
+    """
+    return recall.recall(caller(request, slug, Scope.READ), query=q, k=k, budget=budget)
+
+
+@api.get(f"{P}/startup-packet", response={200: dict, **ERRORS}, tags=["exports"])
+def startup_packet(request: HttpRequest, slug: str, budget: int | None = None):
+    """The startup packet for an agent on the current reviewed state, internal audience (read)."""
+    return recall.startup_packet(caller(request, slug, Scope.READ), budget=budget)
+
+
+class ExportIn(Schema):
+    kind: Literal["system-profile", "receiver-brief", "startup-packet", "handoff", "bundle"]
+    audience: Literal["public", "internal", "restricted"] = "internal"
+    budget: int | None = Field(None, description="startup packet budget (characters)")
+
+
+@api.post(f"{P}/exports", response={201: dict, **WRITE_ERRORS}, tags=["exports"])
+def export_create(request: HttpRequest, slug: str, payload: ExportIn):
+    """Build and store an export from approved claims; restricted needs clearance (review)."""
+    who = caller(request, slug, Scope.REVIEW)
+    return Status(201, recall.export_generate(who, **payload.dict()))
+
+
+@api.get(f"{P}/exports", response={200: dict, **ERRORS}, tags=["exports"])
+def exports(request: HttpRequest, slug: str):
+    """Stored exports with their files, manifest hash, verify status and staleness (review)."""
+    return recall.export_list(caller(request, slug, Scope.REVIEW))
+
+
+@api.get(
+    f"{P}/exports/{{export_id}}/files/{{name}}",
+    response={200: None, **ERRORS},
+    tags=["exports"],
+)
+def export_download(request: HttpRequest, slug: str, export_id: int, name: str):
+    """Download one file of a stored export (review)."""
+    path = recall.export_file(caller(request, slug, Scope.REVIEW), export_id, name)
+    return FileResponse(path.open("rb"), as_attachment=True, filename=name)

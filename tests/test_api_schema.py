@@ -20,6 +20,11 @@ ENDPOINTS = {
     (f"{P}/provenance/{{kind}}/{{object_id}}", "get"): "read",
     (f"{P}/conflicts", "get"): "read",
     (f"{P}/open-questions", "get"): "read",
+    (f"{P}/retrieve", "get"): "read",
+    (f"{P}/startup-packet", "get"): "read",
+    (f"{P}/exports", "post"): "review",
+    (f"{P}/exports", "get"): "review",
+    (f"{P}/exports/{{export_id}}/files/{{name}}", "get"): "review",
 }
 
 

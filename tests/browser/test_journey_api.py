@@ -46,6 +46,6 @@ def test_the_api_docs_render_without_any_outside_request(page, live_server, db):
     )
     page.goto(f"{live_server.url}/api/docs")
     page.locator(".opblock-summary-path", has_text="/open-questions").first.wait_for()
-    assert page.locator(".opblock").count() >= 11
+    assert page.locator(".opblock").count() >= 16
     assert outside == []
     assert not [e for e in page.console_errors if "Content Security Policy" in e]

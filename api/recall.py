@@ -1,0 +1,100 @@
+"""Retrieval, exports and the startup packet for the JSON API and the MCP server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from api.operations import Scope
+from api.services import Caller, NotFound, write_allowed
+from llmwiki.access import has_role
+from llmwiki.errors import InputError, Refused
+from llmwiki.models import Export, SecurityClass
+from llmwiki.search import Caller as Reader
+from llmwiki.search import RetrievalError, retrieve
+from reviews.exports import ExportOptions, export_create, export_folder, export_render
+from reviews.exports.service import exports_for_list
+
+STARTUP_PACKET = "STARTUP_PACKET.md"
+
+
+def recall(caller: Caller, *, query: str, k: int = 10, budget: int | None = None) -> dict:
+    """Ranked hits across layers (reviewed claims first) as the caller may read them.
+
+    Records a recall trace, which feeds the next sweep's relevance signals.
+    """
+    reader = Reader.for_role(caller.actor(), caller.project, caller.role)
+    try:
+        pack = retrieve(caller.project, query, caller=reader, limit=k, budget=budget)
+    except RetrievalError as exc:
+        raise InputError("query" if "query" in str(exc) else "k", str(exc)) from None
+    return {**pack.as_json(), "context": pack.as_text()}
+
+
+def _needs_review(caller: Caller) -> None:
+    # The web's Exports page is for reviewers; a token reaches it with the review scope.
+    if not caller.token.allows(Scope.REVIEW):
+        raise Refused("exports need an API token with the review scope", 403)
+
+
+def export_out(export: Export) -> dict[str, Any]:
+    return {
+        "id": export.pk,
+        "kind": export.kind,
+        "audience": export.audience,
+        "generated_at": export.generated_at,
+        "manifest_sha256": export.manifest_sha256,
+        "files": export.files,
+        "status": getattr(export, "status", None),
+        "stale": getattr(export, "stale", None),
+    }
+
+
+def export_generate(caller: Caller, *, kind: str, audience: str, budget: int | None) -> dict:
+    """Build and store an export through the exports service (its gates decide)."""
+    _needs_review(caller)
+    write_allowed(caller.token)
+    options = ExportOptions(kind, audience, **({"budget": budget} if budget else {}))
+    return export_out(export_create(project=caller.project, options=options, actor=caller.user))
+
+
+def export_list(caller: Caller) -> dict:
+    _needs_review(caller)
+    return {"items": [export_out(e) for e in exports_for_list(caller.project)]}
+
+
+def export_file(caller: Caller, export_id: int, name: str) -> Path:
+    """The stored file `name` of an export; restricted ones need the restricted clearance."""
+    _needs_review(caller)
+    export = Export.objects.filter(project=caller.project, pk=export_id).first()
+    if export is None:
+        raise NotFound(f"no export #{export_id} in {caller.project.slug}")
+    if export.audience == SecurityClass.RESTRICTED and not has_role(
+        caller.user, caller.project, caller.project.restricted_clearance
+    ):
+        raise Refused(
+            f"a restricted export needs the {caller.project.restricted_clearance} role", 403
+        )
+    if name not in {entry["name"] for entry in export.files}:
+        raise NotFound(f"export #{export_id} has no file {name!r}")
+    path = export_folder(export) / name
+    if not path.is_file():
+        raise NotFound(f"file {name!r} is gone from the export store")
+    return path
+
+
+def startup_packet(caller: Caller, *, budget: int | None = None) -> dict:
+    """The startup packet on the current state, for the internal audience; stores nothing.
+
+    Internal leaves out restricted, PII- and secret-flagged material, so it holds nothing
+    a read token could not read on the wiki.
+    """
+    options = ExportOptions(
+        "startup-packet", SecurityClass.INTERNAL, **({"budget": budget} if budget else {})
+    )
+    rendered = export_render(project=caller.project, options=options)
+    return {
+        "markdown": rendered.files[STARTUP_PACKET].decode(),
+        "claim_ids": rendered.claim_ids,
+        "withheld": rendered.manifest.get("withheld"),
+    }
