@@ -256,7 +256,10 @@ def test_commit_approves_through_the_review_gates_and_links_the_revisions(client
     diff = reverse("reviews:page_diff", args=[project.slug, "SYSTEM_OVERVIEW"])
     for a in approved:
         assert reverse("reviews:claim", args=[project.slug, a["claim"]]) in summary
-        assert f"{diff}?b={a['number']}" in summary
+        if a["number"] > 1:
+            assert f"{diff}?a={a['number'] - 1}&amp;b={a['number']}" in summary
+        else:
+            assert reverse("reviews:page", args=[project.slug, "SYSTEM_OVERVIEW"]) in summary
     assert len({a["number"] for a in approved}) == len(approved)
 
 
