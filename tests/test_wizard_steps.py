@@ -14,6 +14,7 @@ from llmwiki.models import (
     Claim,
     Episode,
     EpisodeRelabel,
+    Export,
     ImmutableError,
     ManifestVersion,
 )
@@ -303,3 +304,68 @@ def test_list_steps_read_a_constant_number_of_queries(
             assert client.get(step(run, slug)).status_code == 200
         counts.append(len(ctx))
     assert counts[0] == counts[1], counts
+
+
+# --- 8. Exports -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def export_dir(settings, tmp_path):
+    settings.EXPORT_DIR = tmp_path / "exports"
+    return settings.EXPORT_DIR
+
+
+def test_step_eight_builds_the_four_exports_with_manifests_that_verify(
+    client, walked, project, export_dir
+):
+    from reviews.exports import export_folder, export_verify
+
+    _, form = commit_form(walked)
+    client.post(step(walked, "commit"), form)
+    response = client.post(
+        step(walked, "exports"), {"audience": "internal", "budget": 12000, "with_episodes": "on"}
+    )
+    assert response.status_code == 302
+    walked.refresh_from_db()
+    exports = list(Export.objects.filter(pk__in=walked.results["exports"]["ids"]))
+    kinds = {e.kind for e in exports}
+    assert kinds == {"system-profile", "receiver-brief", "startup-packet", "handoff"}
+    assert (
+        walked.results["exports"]["episodes"]
+        == Episode.objects.filter(wizard_run_id=walked.pk, status="active").count()
+    )
+    page = client.get(step(walked, "exports")).content.decode()
+    for export in exports:
+        assert export_verify(export_folder(export)).ok
+        card = page.split(f'data-testid="export-{export.kind}"')[1].split("</article>")[0]
+        assert 'data-testid="verify">verified' in card and "current" in card
+        for entry in export.files:
+            link = reverse("reviews:export_download", args=[project.slug, export.pk, entry["name"]])
+            assert link in card
+        assert client.get(link).status_code == 200
+    assert "Rollback targets: SYSTEM_OVERVIEW r" in page
+
+
+def test_step_eight_rerenders_a_bad_budget_and_builds_nothing(client, walked, export_dir):
+    response = client.post(step(walked, "exports"), {"audience": "internal", "budget": "5"})
+    assert response.status_code == 200
+    assert b'value="5"' in response.content and b"greater than or equal to 1000" in response.content
+    assert not Export.objects.exists()
+
+
+def test_step_eight_refuses_all_four_when_the_audience_is_beyond_the_users_clearance(
+    client, walked, project, export_dir
+):
+    project.restricted_clearance = "maintainer"
+    project.save()
+    response = client.post(step(walked, "exports"), {"audience": "restricted", "budget": 12000})
+    assert response.status_code == 200
+    assert b"a restricted export needs the maintainer role" in response.content
+    assert not Export.objects.exists()
+
+
+def test_a_handoff_only_run_exports_the_reviewed_layer(client, bob, project, export_dir):
+    run = make_run(bob, project, "handoff-only")
+    client.force_login(bob)
+    client.post(step(run, "exports"), {"audience": "public", "budget": 12000})
+    assert Export.objects.filter(project=project, audience="public").count() == 4

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from django import forms
 
-from llmwiki.models import Episode, Project
+from llmwiki.models import Episode, Project, SecurityClass
+from reviews.exports.documents import DEFAULT_BUDGET, MIN_BUDGET
 from wizard.models import Authority
 
 
@@ -62,3 +63,17 @@ class RelabelForm(forms.Form):
         self.fields["episodes"].error_messages["invalid_choice"] = (
             "Episode %(value)s is not this run's material."
         )
+
+
+class ExportStepForm(forms.Form):
+    audience = forms.ChoiceField(
+        choices=SecurityClass.choices,
+        initial=SecurityClass.INTERNAL,
+        help_text="Restricted and PII-flagged material never goes below its class.",
+    )
+    budget = forms.IntegerField(
+        min_value=MIN_BUDGET, initial=DEFAULT_BUDGET, label="Startup packet budget (characters)"
+    )
+    with_episodes = forms.BooleanField(
+        required=False, label="Scope in this run's episodes as episodic context"
+    )

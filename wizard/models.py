@@ -20,6 +20,7 @@ STEPS = (
     (5, "preview", "Dream preview"),
     (6, "conflicts", "Conflicts and uncertainties"),
     (7, "commit", "Commit reviewed memory"),
+    (8, "exports", "Exports"),
 )
 STEP_NUMBER = {slug: number for number, slug, _ in STEPS}
 

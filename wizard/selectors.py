@@ -14,8 +14,12 @@ from django.db.models import Exists, OuterRef
 
 from dreaming.models import Candidate, CandidateEvidence, Conflict, ConflictSide
 from llmwiki.access import Labels
-from llmwiki.models import Episode, EpisodeRelabel, PageKey
+from llmwiki.models import Episode, EpisodeRelabel, Export, PageKey
 from reviews.conflicts import needs_sensitive_confirmation
+from reviews.export_views import may_download
+from reviews.exports import export_folder
+from reviews.exports.pack import read_manifest
+from reviews.exports.service import export_stored_status, stale_export_ids
 from wizard.models import WizardRun
 from wizard.services import run_episodes
 
@@ -132,3 +136,20 @@ def committable(run: WizardRun) -> list[Candidate]:
     for c in items:
         c.page_revision = pages.get(c.page_target)
     return items
+
+
+def run_exports(run: WizardRun, user) -> list[Export]:
+    """This run's exports, each with its manifest, stale mark, verify status and whether
+    the user may download it (a constant number of queries; one folder read each)."""
+    ids = run.result("exports").get("ids", [])
+    exports = list(Export.objects.filter(project_id=run.project_id, pk__in=ids).order_by("id"))
+    stale = stale_export_ids(run.project, ids)
+    for export in exports:
+        export.stale = export.pk in stale
+        export.status = export_stored_status(export)
+        export.downloadable = may_download(run.project, user, export)
+        try:
+            export.manifest = read_manifest(export_folder(export))
+        except ValueError:
+            export.manifest = None
+    return exports

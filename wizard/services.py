@@ -19,10 +19,12 @@ from dreaming.models import Candidate, DreamRun
 from llmwiki.access import has_role
 from llmwiki.errors import Refused
 from llmwiki.ingest import IngestReport, RawFile, SourceResult, ingest_files
-from llmwiki.models import AuditEvent, Episode, Page, Project, Role
+from llmwiki.models import AuditEvent, Episode, Export, Page, Project, Role
 from llmwiki.services import episode_relabel, project_create
 from reviews.actions import FormState, candidate_approve
 from reviews.conflicts import conflict_resolve
+from reviews.exports import ExportOptions, export_create
+from reviews.exports.service import KINDS, check_may_export
 from wizard.models import STEPS, WizardRun
 
 
@@ -234,3 +236,39 @@ def wizard_commit(
     summary["refused"] = refused
     _save(run, "results")
     return {"approved": approved, "refused": refused}
+
+
+def wizard_export(
+    *,
+    run: WizardRun,
+    actor: AbstractBaseUser,
+    audience: str,
+    budget: int,
+    with_episodes: bool = False,
+) -> list[Export]:
+    """Step 8: the four exports, built by the exports module from the reviewed layer.
+
+    `with_episodes` scopes this run's active episodes in as episodic context; nothing else
+    of the raw or episodic layers is read.
+    """
+    _require(run, "export", actor)
+    episode_ids = ()
+    if with_episodes:
+        episode_ids = tuple(run_episodes(run).dreamable().values_list("id", flat=True))
+    # Refused once for all four: a refusal must not leave the first kinds built.
+    check_may_export(run.project, actor, audience)
+    built = [
+        export_create(
+            project=run.project,
+            options=ExportOptions(kind, audience, budget=budget, episode_ids=episode_ids),
+            actor=actor,
+        )
+        for kind in KINDS
+    ]
+    run.results["exports"] = {
+        "ids": [e.pk for e in built],
+        "audience": audience,
+        "episodes": len(episode_ids),
+    }
+    _save(run, "results")
+    return built

@@ -14,4 +14,5 @@ urlpatterns = [
     path("<int:run_id>/preview/", views.step_preview, name="preview"),
     path("<int:run_id>/conflicts/", views.step_conflicts, name="conflicts"),
     path("<int:run_id>/commit/", views.step_commit, name="commit"),
+    path("<int:run_id>/exports/", views.step_exports, name="exports"),
 ]

@@ -31,7 +31,7 @@ from llmwiki.models import Episode, Role
 from reviews.actions import FormState
 from reviews.forms import ConflictResolveForm
 from wizard import selectors, services
-from wizard.forms import ProjectStepForm, RelabelForm
+from wizard.forms import ExportStepForm, ProjectStepForm, RelabelForm
 from wizard.models import ACTION_WORDS, STEP_NUMBER, STEPS, WizardRun
 
 RUNS_LISTED = 20
@@ -373,6 +373,28 @@ def step_commit(request: HttpRequest, run: WizardRun) -> HttpResponse:
         run,
         "commit",
         {"candidates": selectors.committable(run), "summary": run.result("commit")},
+    )
+
+
+# --- 8. Exports -----------------------------------------------------------------------------
+
+
+@wizard_step("exports")
+def step_exports(request: HttpRequest, run: WizardRun) -> HttpResponse:
+    form = ExportStepForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            built = services.wizard_export(run=run, actor=request.user, **form.cleaned_data)
+        except (Refused, InputError) as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"{len(built)} exports built.")
+            return redirect(step_url(run, "exports"))
+    return _page(
+        request,
+        run,
+        "exports",
+        {"form": form, "exports": selectors.run_exports(run, request.user)},
     )
 
 

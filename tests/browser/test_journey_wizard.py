@@ -1,4 +1,4 @@
-"""A maintainer walks the wizard's steps on the demo corpus, in Chromium, one screenshot each."""
+"""A maintainer walks the wizard's eight steps on the demo corpus in Chromium, a screenshot each."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from playwright.sync_api import expect
 
 from dreaming.models import Candidate, Conflict
 from llmwiki.models import Claim, Episode, EpisodeRelabel
+from reviews.exports import export_verify
 from tests.browser.conftest import ARTIFACTS
 from tests.conftest import make_user
 from wizard.models import WizardRun
@@ -27,7 +28,10 @@ def shot(page, number: int, slug: str) -> None:
     page.screenshot(path=str(ARTIFACTS / f"wizard-{number}-{slug}.png"), full_page=True)
 
 
-def test_a_maintainer_walks_the_wizard_on_the_demo_corpus(page, live_server, login, db):
+def test_a_maintainer_walks_the_wizard_on_the_demo_corpus(
+    page, live_server, login, db, settings, tmp_path
+):
+    settings.EXPORT_DIR = tmp_path / "store"
     admin = make_user("admin", is_superuser=True, is_staff=True)
     login(admin)
     page.get_by_role("link", name="Wizard").click()
@@ -111,6 +115,27 @@ def test_a_maintainer_walks_the_wizard_on_the_demo_corpus(page, live_server, log
     expect(summary).to_be_visible()
     assert Claim.objects.filter(project__slug="demo").approved().count() > 0
     shot(page, 7, "commit")
-    summary.locator("a[href*='/diff/']").first.click()
+    diff = summary.locator("a[href*='/diff/']").first.get_attribute("href")
+    page.get_by_test_id("next-step").click()
+
+    # 8. The four exports: manifests shown, verified, and what is downloaded verifies too.
+    expect(page.get_by_role("heading", name="Step 8: Exports")).to_be_visible()
+    page.get_by_label("Scope in this run's episodes as episodic context").check()
+    page.get_by_role("button", name="Build the four exports").click()
+    expect(page.get_by_text("4 exports built.")).to_be_visible(timeout=60_000)
+    for kind in ("system-profile", "receiver-brief", "startup-packet", "handoff"):
+        card = page.get_by_test_id(f"export-{kind}")
+        expect(card.get_by_test_id("verify")).to_have_text("verified")
+        folder = tmp_path / kind
+        folder.mkdir()
+        for link in card.locator("a.mono").all():
+            with page.expect_download() as info:
+                link.click()
+            info.value.save_as(folder / info.value.suggested_filename)
+        assert export_verify(folder).ok, kind
+        assert (folder / "MANIFEST.json").is_file() and (folder / "EVIDENCE_LEDGER.json").is_file()
+    shot(page, 8, "exports")
+
+    page.goto(f"{live_server.url}{diff}")
     expect(page.locator(".diff-view tr.add").first).to_be_visible()
     assert page.console_errors == []
