@@ -13,7 +13,8 @@ from llmwiki.gate import mb
 
 
 class ApiLimitsMiddleware:
-    """Refuse an oversized /api/ body with 413 before it is read; mark answers no-store.
+    """Refuse an oversized /api/ body with 413 before it is read; mark answers no-store;
+    turn any error Django or ninja answered in HTML or text (405, 500) into JSON.
 
     Answers carry project memory for one token, so no shared cache may keep them.
     """
@@ -35,8 +36,25 @@ class ApiLimitsMiddleware:
             )
         else:
             response = self.get_response(request)
+            if response.status_code >= 400 and not response.get("Content-Type", "").startswith(
+                "application/json"
+            ):
+                response = _as_json(request, response)
         add_never_cache_headers(response)
         return response
+
+
+def _as_json(request: HttpRequest, response: HttpResponse) -> HttpResponse:
+    if response.status_code == 405:
+        message = f"{request.method} is not allowed here; use {response.get('Allow', '')}"
+    elif response.status_code >= 500:
+        message = "internal error; the server log has the details"
+    else:
+        message = response.reason_phrase.lower()
+    converted = JsonResponse({"message": message}, status=response.status_code)
+    if "Allow" in response:
+        converted["Allow"] = response["Allow"]
+    return converted
 
 
 def api_not_found(request: HttpRequest, path: str = "") -> HttpResponse:

@@ -117,3 +117,32 @@ def test_a_rate_limited_answer_says_when_to_retry(client, project, alice, settin
 def test_api_answers_are_not_cached(client, project, alice):
     response = client.get(url(project, "pages"), headers=bearer(project, alice, "read"))
     assert "no-store" in response["Cache-Control"]
+
+
+def test_a_wrong_method_is_405_in_json(client, project, alice):
+    response = client.get(url(project, "events"), headers=bearer(project, alice, "write-events"))
+    assert response.status_code == 405
+    assert response.json()["message"] == "GET is not allowed here; use POST"
+    assert response["Allow"] == "POST"
+
+
+def test_a_body_that_is_not_json_is_400(client, project, alice):
+    headers = bearer(project, alice, "write-events")
+    response = client.post(
+        url(project, "events"), "{bad", content_type="application/json", headers=headers
+    )
+    assert response.status_code == 400
+    assert response.json() == {"message": "Cannot parse request body"}
+
+
+def test_an_unexpected_failure_is_500_in_json(client, project, alice, monkeypatch):
+    from api import reading
+
+    def broken(caller):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(reading, "page_list", broken)
+    client.raise_request_exception = False
+    response = client.get(url(project, "pages"), headers=bearer(project, alice))
+    assert response.status_code == 500
+    assert response.json() == {"message": "internal error; the server log has the details"}

@@ -173,3 +173,16 @@ def test_provenance_of_an_unknown_kind_is_422(client, dreamed, alice):
         url(dreamed, f"provenance/source/{episode.pk}"), headers=bearer(dreamed, alice, "read")
     )
     assert response.status_code == 422
+
+
+def test_review_actions_count_against_the_write_rate(client, dreamed, staging, alice, settings):
+    settings.LLMWIKI_API_WRITES_PER_MINUTE = 1
+    headers = bearer(dreamed, alice, "read", "review")
+    body = seen(client, dreamed, staging, headers)
+    assert act(client, dreamed, staging, "defer", headers, **body, note="later").status_code == 200
+    staging.refresh_from_db()
+    body = seen(client, dreamed, staging, headers)
+    limited = act(client, dreamed, staging, "reject", headers, **body, note="wrong")
+    assert limited.status_code == 429
+    staging.refresh_from_db()
+    assert staging.status == "deferred"
