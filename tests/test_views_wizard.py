@@ -269,3 +269,22 @@ def test_experimental_memory_dreams_but_commits_nothing(
     conflict.refresh_from_db()
     assert conflict.status == "open"
     assert AuditEvent.objects.filter(action="wizard.denied").count() == 2
+
+
+def test_a_run_with_material_cannot_move_to_another_project(client, bob, project, other_project):
+    from llmwiki.services import membership_set
+
+    membership_set(project=other_project, user=bob, role=Role.REVIEWER, actor="system")
+    run = make_run(bob, project)
+    client.force_login(bob)
+    upload(client, run, ["memory/2026-11-02.md"])
+    form = {"project": other_project.slug, "boundary": "reviewed-memory"}
+    response = client.post(step(run, "project"), form)
+    assert response.status_code == 200
+    assert b"already imported material into another project" in response.content
+    run.refresh_from_db()
+    assert run.project == project
+    # The boundary may still change.
+    client.post(step(run, "project"), {"project": project.slug, "boundary": "experimental"})
+    run.refresh_from_db()
+    assert run.boundary == "experimental"

@@ -369,3 +369,22 @@ def test_a_handoff_only_run_exports_the_reviewed_layer(client, bob, project, exp
     client.force_login(bob)
     client.post(step(run, "exports"), {"audience": "public", "budget": 12000})
     assert Export.objects.filter(project=project, audience="public").count() == 4
+
+
+def test_a_maintainer_commits_sensitive_text_only_with_its_confirmation(
+    client, walked, project, alice
+):
+    items, form = commit_form(walked)
+    sensitive = items[0]
+    Candidate.objects.filter(pk=sensitive.pk).update(flags=["pii:email"])
+    WizardRun.objects.filter(pk=walked.pk).update(user=alice)
+    client.force_login(alice)
+    page = client.get(step(walked, "commit")).content.decode()
+    assert f'name="sensitive_{sensitive.pk}"' in page
+    only = {k: v for k, v in form.items() if k != "approve"} | {"approve": [sensitive.pk]}
+    client.post(step(walked, "commit"), only)
+    sensitive.refresh_from_db()
+    assert sensitive.status == "proposed"
+    client.post(step(walked, "commit"), {**only, f"sensitive_{sensitive.pk}": "on"})
+    sensitive.refresh_from_db()
+    assert sensitive.status == "approved" and sensitive.claim_id is not None
