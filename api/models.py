@@ -19,7 +19,7 @@ class ApiToken(models.Model):
     class Scope(models.TextChoices):
         READ = "read", "Read (retrieve, pages, candidates, provenance, conflicts)"
         WRITE_EVENTS = "write-events", "Write events (record episodes through the ingest gate)"
-        REVIEW = "review", "Review (dream, approve/reject/defer; reads sensitive text)"
+        REVIEW = "review", "Review (dream, review actions, exports; reads sensitive text)"
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="api_tokens")
     name = models.CharField(max_length=100)

@@ -103,3 +103,20 @@ def test_the_settings_page_is_for_maintainers(client, project, bob, mallory, ali
     assert client.get(revoke).status_code == 405
     token.refresh_from_db()
     assert token.revoked_at is None
+
+
+def test_the_token_list_is_a_fixed_number_of_queries(
+    client, project, alice, bob, django_assert_num_queries
+):
+    client.force_login(alice)
+    token_create(project=project, name="first", scopes=["read"], actor=alice)
+    client.get(tokens_url(project))  # warm the session
+    with django_assert_num_queries(5):
+        one = client.get(tokens_url(project))
+    for i in range(5):
+        more, _ = token_create(project=project, name=f"t{i}", scopes=["read"], actor=alice)
+        token_revoke(token=more, actor=alice)
+    with django_assert_num_queries(5):
+        many = client.get(tokens_url(project))
+    assert one.content.decode().count('id="token-') == 1
+    assert many.content.decode().count('id="token-') == 6
