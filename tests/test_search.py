@@ -341,3 +341,25 @@ def test_a_query_stays_inside_its_project(project, other_project):
     ingest_transcript(project, TRANSCRIPT[3:])
     pack = retrieve(project, "kitten Pixel salmon marathon", caller=OPERATOR)
     assert {h.locators[0]["turn_id"] for h in pack.hits} == {"D2:1"}
+
+
+def test_an_episode_by_the_person_the_query_names_is_lifted():
+    from llmwiki.search.retrieval import Hit, _rerank
+
+    def hit(pk, actor, score):
+        return Hit(
+            kind="episode",
+            id=pk,
+            text="",
+            score=score,
+            trust_label="draft",
+            security_class="internal",
+            actor=actor,
+        )
+
+    ranked = _rerank(
+        [hit(1, "user:Tom", 1.0), hit(2, "user:Maya", 0.8)], "What did Maya's cat eat?"
+    )
+    assert [h.id for h in ranked] == [2, 1] and ranked[0].score == 1.0
+    unnamed = _rerank([hit(1, "user:Tom", 1.0), hit(2, "user:Maya", 0.8)], "what did the cat eat")
+    assert [h.id for h in unnamed] == [1, 2]

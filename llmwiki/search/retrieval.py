@@ -19,13 +19,15 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from llmwiki.access import is_sensitive, role_in
 from llmwiki.models import ROLE_RANK, Claim, Episode, Page, Project, RecallTrace
-from llmwiki.search.backends import backend
+from llmwiki.search.backends import WORDS, backend
 from llmwiki.search.documents import CLAIM, EPISODE, PAGE, claim_ids_in, split_sections
 from llmwiki.search.index import index_fold
 
 HEADERS = {CLAIM: "Reviewed claims", PAGE: "Wiki pages", EPISODE: "Episodes (unreviewed)"}
 MAX_LIMIT = 100
 MAX_QUERY = 1000
+# How much an episode gains when the query names its speaker (see `_rerank`).
+SPEAKER_BOOST = 0.5
 
 
 class RetrievalError(ValueError):
@@ -174,11 +176,11 @@ def retrieve(
     sensitive = caller.sensitive
     claims = using.search(project.pk, CLAIM, query, sensitive=sensitive, limit=limit)
     # Spare episodes: those a claim above cites are dropped, they would repeat its evidence.
-    episodes = using.search(project.pk, EPISODE, query, sensitive=sensitive, limit=2 * limit)
+    episodes = using.search(project.pk, EPISODE, query, sensitive=sensitive, limit=3 * limit)
     hits = _claims(project, claims, caller)
     hits += _pages(project, using, query, caller, limit - len(hits))
     cited = {i for h in hits for i in h.evidence_ids}
-    hits += _episodes(project, episodes, caller, limit - len(hits), cited)
+    hits += _episodes(project, episodes, caller, limit - len(hits), cited, query)
     pack = _pack(query, hits, budget)
     if record:
         _trace(project, pack, caller)
@@ -276,7 +278,7 @@ def _pages(project, using, query, caller, limit) -> list[Hit]:
     return out
 
 
-def _episodes(project, found, caller, limit, cited: set[int]) -> list[Hit]:
+def _episodes(project, found, caller, limit, cited: set[int], query: str = "") -> list[Hit]:
     if limit <= 0:
         return []
     found = _normalised(found)
@@ -302,9 +304,25 @@ def _episodes(project, found, caller, limit, cited: set[int]) -> list[Hit]:
                 locators=[_locator(e)],
             )
         )
-        if len(out) >= limit:
-            break
-    return out
+    return _rerank(out, query)[:limit]
+
+
+def _rerank(hits: list[Hit], query: str) -> list[Hit]:
+    """Lift what the person a query names said or did, then rescale to (0, 1].
+
+    "What did Caroline research?" asks about Caroline's turns; BM25 alone weighs her name
+    like any common word. Tuned on the LoCoMo dev split (evidence hit@5 0.629 → 0.665).
+    """
+    words = set(WORDS.findall(query.lower()))
+    for h in hits:
+        name = WORDS.findall(h.actor.split(":", 1)[-1].lower())
+        if any(part in words for part in name if len(part) > 2):
+            h.score *= 1 + SPEAKER_BOOST
+    hits.sort(key=lambda h: -h.score)
+    best = max((h.score for h in hits), default=1.0) or 1.0
+    for h in hits:
+        h.score /= best
+    return hits
 
 
 def _pack(query: str, hits: list[Hit], budget: int | None) -> ContextPack:
