@@ -8,6 +8,7 @@ import zipfile
 
 import pytest
 
+from dreaming.models import Conflict
 from llmwiki.errors import InputError, Refused
 from llmwiki.ingest import RawFile, ingest_files
 from llmwiki.models import AuditEvent, Episode, Export, Page
@@ -57,6 +58,8 @@ def test_the_receiver_brief_holds_decisions_open_questions_governance_and_risks(
     decisions, rest = doc.split("## Open questions")
     assert "RabbitMQ to Redis Streams" in decisions
     assert "### staging database host" in rest and "db-staging-3" in rest
+    conflict = Conflict.objects.get(project=project)
+    assert f"([why?](/p/tidewater/conflicts/?conflict={conflict.pk}))" in rest
     assert "## Governance" in rest and "## Risks" in rest
     assert "1 open question(s) are undecided." in rest
 
@@ -159,6 +162,7 @@ def test_scoped_episodes_come_in_labelled_unreviewed_and_chat_never(wiki, projec
     rendered = render(project, "system-profile", episode_ids=(chat.pk, note.pk))
     doc = rendered.files["SYSTEM_PROFILE.md"].decode()
     assert "## Episodic context (not reviewed)" in doc and f"episode {note.pk}" in doc
+    assert f"([why?](/p/tidewater/episodes/{note.pk}/))" in doc
     assert "secret plan" not in doc
     assert rendered.manifest["withheld"]["episode:raw-chat"] == 1
     assert rendered.manifest["episodes"] == [note.pk]

@@ -74,6 +74,7 @@ class Ledger:
                 "conflict_id": question.conflict_id,
                 "claim_ids": list(question.claim_ids),
                 "evidence_episode_ids": list(question.evidence_ids),
+                "provenance": question.provenance,
             }
         )
 
@@ -85,6 +86,7 @@ class Ledger:
                 "kind": "episode",
                 "episode_id": episode.episode_id,
                 "trust": "unreviewed",
+                "provenance": episode.provenance,
                 "evidence": [asdict(episode.evidence)],
             }
         )
@@ -118,7 +120,7 @@ class Doc:
     def questions(self, questions: list[Question], level: str = "###") -> None:
         for q in questions:
             self.add("", f"{level} {q.subject}", "")
-            self.lines.append(f"_Conflict {q.conflict_id} ({q.status})._")
+            self.lines.append(f"_Conflict {q.conflict_id} ({q.status})._ ([why?]({q.provenance}))")
             self.ledger.question(self.name, len(self.lines), q)
             self.add("", *(f"- {side}" for side in q.sides))
             if q.withheld_sides:
@@ -130,7 +132,8 @@ class Doc:
         self.add("", "## Episodic context (not reviewed)", "")
         for e in episodes:
             self.lines.append(
-                f"- {e.occurred_at[:10]} ({e.kind}, episode {e.episode_id}): {e.text}"
+                f"- {e.occurred_at[:10]} ({e.kind}, episode {e.episode_id}): {e.text} "
+                f"([why?]({e.provenance}))"
             )
             self.ledger.episode(self.name, len(self.lines), e)
 

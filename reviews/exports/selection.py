@@ -82,6 +82,7 @@ class Question:
     claim_ids: tuple[int, ...]
     evidence_ids: tuple[int, ...]
     withheld_sides: int
+    provenance: str  # the conflict's card, with both sides and their evidence
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,7 @@ class ContextEpisode:
     occurred_at: str
     text: str
     evidence: Evidence
+    provenance: str  # the episode's page
 
 
 @dataclass
@@ -260,6 +262,8 @@ def _questions(project: Project, audience: str, withheld: Counter) -> list[Quest
                 claim_ids=tuple(sorted(claim_ids)),
                 evidence_ids=tuple(sorted(evidence_ids)),
                 withheld_sides=hidden,
+                provenance=reverse("reviews:conflicts", args=[project.slug])
+                + f"?conflict={conflict.pk}",
             )
         )
     return questions
@@ -297,6 +301,7 @@ def _context(
                 occurred_at=_iso(episode.occurred_at),
                 text=" ".join(episode.content.split()),
                 evidence=_evidence(episode, audience),
+                provenance=reverse("episode", args=[project.slug, episode.pk]),
             )
         )
     return out
