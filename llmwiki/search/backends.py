@@ -74,10 +74,12 @@ class Backend:
         mark: Watermark | None,
         *,
         scrub: bool = False,
+        optimize: bool = False,
     ) -> None:
         """Write `upserts`, drop `deletes` and every section of `pages`, then move the mark.
 
-        `scrub` (erasure) also removes the dropped documents' words from storage.
+        `scrub` (erasure) also removes the dropped documents' words from storage;
+        `optimize` (the end of a rebuild) leaves one segment per index, for faster queries.
         """
         raise NotImplementedError
 
@@ -165,7 +167,9 @@ class WhooshBackend(Backend):
         except FileNotFoundError:
             return Watermark()
 
-    def apply(self, project_id, upserts, deletes, pages, mark, *, scrub=False) -> None:
+    def apply(
+        self, project_id, upserts, deletes, pages, mark, *, scrub=False, optimize=False
+    ) -> None:
         from whoosh.query import Prefix
 
         by_layer: dict[str, list] = {}
@@ -175,6 +179,9 @@ class WhooshBackend(Backend):
             by_layer.setdefault(PAGE, []).append(("page", page))
         for doc in upserts:
             by_layer.setdefault(doc.layer, []).append(("doc", doc))
+        if optimize:
+            for layer in LAYERS:
+                by_layer.setdefault(layer, [])
         with self._lock:
             for layer, ops in by_layer.items():
                 writer = self._index(project_id, layer).writer(timeout=60, limitmb=128)
@@ -195,7 +202,7 @@ class WhooshBackend(Backend):
                 except BaseException:
                     writer.cancel()
                     raise
-                writer.commit(mergetype=_rewrite_deleted if scrub else None)
+                writer.commit(mergetype=_rewrite_deleted if scrub else None, optimize=optimize)
             if mark is not None:
                 path = self._marks_path(project_id)
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -267,7 +274,9 @@ class PostgresBackend(Backend):
         row = SearchWatermark.objects.filter(project=project_id).first()
         return Watermark(row.episode_id, row.audit_id, row.revision_id) if row else Watermark()
 
-    def apply(self, project_id, upserts, deletes, pages, mark, *, scrub=False) -> None:
+    def apply(
+        self, project_id, upserts, deletes, pages, mark, *, scrub=False, optimize=False
+    ) -> None:
         # A deleted row's text is gone from every query at once; VACUUM reclaims its space.
         with transaction.atomic():
             deletes = list(deletes)

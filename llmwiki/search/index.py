@@ -44,7 +44,8 @@ def index_rebuild(project: Project | int, using: Backend | None = None) -> int:
             using.apply(project_id, chunk, (), (), None)
             written += len(chunk)
             chunk = []
-    using.apply(project_id, chunk, (), (), now)
+    # The last write also merges the chunks' segments into one per layer.
+    using.apply(project_id, chunk, (), (), now, optimize=True)
     return written + len(chunk)
 
 
