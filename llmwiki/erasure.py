@@ -148,7 +148,8 @@ def erasure_scope(source: Source) -> Erasure:
     erasure.page_ids.update(
         Claim.objects.filter(pk__in=erasure.claim_ids).values_list("page_id", flat=True)
     )
-    erasure.export_ids = _affected_exports(
+    # |=: a step may have added exports that quote the episodes themselves.
+    erasure.export_ids |= _affected_exports(
         source.project_id,
         erasure.claim_ids,
         _revisions_citing(erasure.page_ids, erasure.claim_ids),

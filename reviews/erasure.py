@@ -9,10 +9,15 @@ from __future__ import annotations
 from llmwiki.erasure import ERASED, Erasure, ErasureStep, flat, register_step
 from llmwiki.models import Page, PageKey
 from reviews.conflicts import open_questions_publish
+from reviews.exports.service import exports_quoting
 from reviews.models import Review
 
 
 class ReviewsErasure(ErasureStep):
+    def select(self, erasure: Erasure) -> None:
+        # An export that scoped an erased episode in quotes its text in its files.
+        erasure.export_ids |= exports_quoting(erasure.source.project_id, erasure.episode_ids)
+
     def select_dependents(self, erasure: Erasure) -> None:
         if erasure.rows.get("conflict_sides"):
             questions = Page.objects.filter(

@@ -16,6 +16,7 @@ from llmwiki.wiki import claim_retract
 from reviews.exports import (
     ExportOptions,
     export_create,
+    export_folder,
     export_render,
     export_verify,
     exports_for_list,
@@ -253,3 +254,31 @@ def test_the_export_document_reads_the_stored_manifest_and_status(wiki, project,
     assert (document["verify"], document["stale"]) == ("ok", False)
     claim_retract(claim=wiki["queue"], actor=bob, reason="moved on")
     assert export_document(stored)["stale"] is True
+
+
+def test_erasing_a_scoped_episodes_source_removes_the_exports_quoting_it(
+    wiki, project, alice, django_capture_on_commit_callbacks
+):
+    from llmwiki.erasure import erasure_scope, source_erase
+
+    ingest_files(
+        project=project,
+        files=[RawFile("notes/berths.md", b"# Berths\n\nBerth 4 closes for dredging in May.\n")],
+        actor="system",
+    )
+    scoped = episode(project, "Berth 4 closes")
+    quoting = export_create(
+        project=project,
+        options=ExportOptions("system-profile", episode_ids=(scoped.pk,)),
+        actor=alice,
+    )
+    other = export_create(project=project, options=ExportOptions("system-profile"), actor=alice)
+    assert "Berth 4 closes" in (export_folder(quoting) / "SYSTEM_PROFILE.md").read_text()
+    assert erasure_scope(scoped.source).export_ids == {quoting.pk}
+    with django_capture_on_commit_callbacks(execute=True):
+        counts = source_erase(source=scoped.source, actor=alice, note="request")
+    assert counts["exports"] == 1
+    quoting.refresh_from_db()
+    other.refresh_from_db()
+    assert quoting.files == [] and not export_folder(quoting).exists()
+    assert other.files and export_folder(other).exists()

@@ -262,6 +262,20 @@ def export_document(export: Export, *, stale: bool | None = None) -> dict:
     }
 
 
+def exports_quoting(project_id: int, episode_ids: list[int]) -> set[int]:
+    """Exports whose files quote any of these episodes (scoped in as episodic context).
+
+    Claims and revisions are linked rows; scoped episodes are listed only in the stored
+    MANIFEST.json, so erasure reads the manifests (erasure is rare, exports few).
+    """
+    wanted = set(episode_ids)
+    return {
+        export.pk
+        for export in Export.objects.filter(project=project_id).only("id", "path", "files")
+        if export.files and wanted.intersection(export_manifest(export).get("episodes") or [])
+    }
+
+
 def stale_export_ids(project: Project, export_ids: list[int]) -> set[int]:
     """Which of these exports used a claim or revision that has since moved on (2 queries)."""
     stale = set(
