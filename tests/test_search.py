@@ -363,3 +363,11 @@ def test_an_episode_by_the_person_the_query_names_is_lifted():
     assert [h.id for h in ranked] == [2, 1] and ranked[0].score == 1.0
     unnamed = _rerank([hit(1, "user:Tom", 1.0), hit(2, "user:Maya", 0.8)], "what did the cat eat")
     assert [h.id for h in unnamed] == [1, 2]
+
+
+def test_an_answer_is_found_through_the_question_before_it(project):
+    ingest_transcript(project)
+    pack = retrieve(project, "Pixel eat", caller=OPERATOR, limit=5)
+    turns = [h.locators[0]["turn_id"] for h in pack.hits]
+    # D1:3 ("Mostly salmon pate") shares no word with the query: its context does.
+    assert "D1:3" in turns
