@@ -232,6 +232,9 @@ AXES_COOLOFF_TIME = timedelta(minutes=env_int("LLMWIKI_LOGIN_COOLOFF_MINUTES", 1
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "llmwiki.views.locked_out"
+# Axes announces itself on stderr at every start; command-line tools promise one line of
+# output per refusal, so it stays quiet (lockouts are still logged).
+AXES_VERBOSE = False
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "project_list"

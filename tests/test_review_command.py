@@ -147,3 +147,19 @@ def test_a_candidate_of_another_project_is_not_found(staging, other_project, bob
         assert exc.returncode == 2 and "no candidate" in str(exc)
     else:
         pytest.fail("reviewed a candidate through another project")
+
+
+def test_a_command_that_succeeds_prints_nothing_on_stderr(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "LLMWIKI_DATA_DIR": str(tmp_path)}
+    env.pop("DJANGO_SETTINGS_MODULE", None)
+    done = subprocess.run(
+        [sys.executable, "manage.py", "check"], cwd=root, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0
+    assert done.stderr == ""
