@@ -22,7 +22,7 @@ run: $(VENV)/.installed
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py load_demo
 	$(PY) manage.py setup_schedules
-	$(PY) manage.py serve 127.0.0.1:8000
+	$(PY) manage.py serve --exit-with-parent 127.0.0.1:8000
 
 # The whole suite: unit, integration, browser (Chromium), then the PostgreSQL and Redis
 # suites against real servers started for the run.

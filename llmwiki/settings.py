@@ -10,8 +10,8 @@ import os
 import secrets
 from datetime import timedelta
 from pathlib import Path
-from urllib.parse import unquote, urlparse
 
+import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -53,28 +53,55 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+def sqlite_database(name: str | Path) -> dict:
+    """A SQLite DATABASES entry with the options every process here relies on."""
+    return {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": name,
+        "OPTIONS": {
+            # IMMEDIATE takes the write lock at BEGIN, so a writer waits on the busy
+            # timeout instead of failing with "database is locked" mid-transaction.
+            "transaction_mode": "IMMEDIATE",
+            "timeout": env_int("LLMWIKI_SQLITE_TIMEOUT", 20, minimum=1),
+            "init_command": (
+                "PRAGMA journal_mode=WAL;"
+                "PRAGMA synchronous=NORMAL;"
+                "PRAGMA foreign_keys=ON;"
+                "PRAGMA mmap_size=134217728;"
+                "PRAGMA cache_size=-65536;"
+            ),
+        },
+    }
+
+
 def database_from_url(url: str) -> dict:
-    """Turn ``postgres://user:pass@host:port/name`` into a Django DATABASES entry."""
-    parsed = urlparse(url)
-    if parsed.scheme not in {"postgres", "postgresql", "pgsql"}:
+    """Turn ``postgres://user:pass@host:port/name`` or ``sqlite:////path`` into DATABASES."""
+    scheme = url.partition("://")[0].lower()
+    if scheme not in {"postgres", "postgresql", "pgsql", "sqlite"}:
         raise ImproperlyConfigured(
-            f"DATABASE_URL must start with postgres:// (got scheme {parsed.scheme!r}); "
+            f"DATABASE_URL must start with postgres:// or sqlite:/// (got scheme {scheme!r}); "
             "leave it unset for the embedded SQLite database"
         )
-    name = parsed.path.lstrip("/")
-    if not name:
-        raise ImproperlyConfigured("DATABASE_URL has no database name (postgres://…/NAME)")
     try:
-        port = parsed.port
-    except ValueError:
-        raise ImproperlyConfigured("DATABASE_URL has an invalid port") from None
+        parsed = dj_database_url.parse(url)
+    except (ValueError, dj_database_url.ParseError):
+        raise ImproperlyConfigured(
+            "DATABASE_URL is not a valid URL (an invalid port, or characters in the "
+            "password that need %-escaping?)"
+        ) from None
+    if scheme == "sqlite":
+        name = parsed["NAME"]
+        if not name or name == ":memory:":
+            raise ImproperlyConfigured(
+                "DATABASE_URL names no SQLite file (sqlite:////absolute/path.sqlite3); "
+                "an in-memory database would lose everything at each restart"
+            )
+        return sqlite_database(Path(name).resolve())
+    if not parsed["NAME"]:
+        raise ImproperlyConfigured("DATABASE_URL has no database name (postgres://…/NAME)")
     return {
-        "ENGINE": "django.db.backends.postgresql",
-        "NAME": unquote(name),
-        "USER": unquote(parsed.username or ""),
-        "PASSWORD": unquote(parsed.password or ""),
-        "HOST": parsed.hostname or "",
-        "PORT": str(port or ""),
+        **parsed,
+        "PORT": str(parsed["PORT"] or ""),
         "CONN_MAX_AGE": env_int("LLMWIKI_DB_CONN_MAX_AGE", 60),
         "CONN_HEALTH_CHECKS": True,
     }
@@ -169,25 +196,7 @@ if database_url := env_str("DATABASE_URL"):
     DATABASES = {"default": database_from_url(database_url)}
 else:
     DATA_DIR.mkdir(parents=True, exist_ok=True)
-    DATABASES = {
-        "default": {
-            "ENGINE": "django.db.backends.sqlite3",
-            "NAME": DATA_DIR / "llmwiki.sqlite3",
-            "OPTIONS": {
-                # IMMEDIATE takes the write lock at BEGIN, so a writer waits on the busy
-                # timeout instead of failing with "database is locked" mid-transaction.
-                "transaction_mode": "IMMEDIATE",
-                "timeout": env_int("LLMWIKI_SQLITE_TIMEOUT", 20, minimum=1),
-                "init_command": (
-                    "PRAGMA journal_mode=WAL;"
-                    "PRAGMA synchronous=NORMAL;"
-                    "PRAGMA foreign_keys=ON;"
-                    "PRAGMA mmap_size=134217728;"
-                    "PRAGMA cache_size=-65536;"
-                ),
-            },
-        }
-    }
+    DATABASES = {"default": sqlite_database(DATA_DIR / "llmwiki.sqlite3")}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -216,8 +225,10 @@ STORAGES = {
         )
     },
 }
-# Serve straight from the finders when collectstatic has not run (make run, tests).
-WHITENOISE_USE_FINDERS = True
+# In debug, serve straight from the finders (make run). Otherwise only what collectstatic
+# put under STATIC_ROOT: hashed names, pre-compressed, cached for a year ("immutable");
+# the WSGI application refuses to start when that is missing (llmwiki/deploy.py).
+WHITENOISE_USE_FINDERS = DEBUG
 
 # Login throttling (django-axes): after LLMWIKI_LOGIN_FAILURES wrong passwords for one
 # username from one address, that pair is locked out for LLMWIKI_LOGIN_COOLOFF_MINUTES,

@@ -19,6 +19,7 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
+WHITENOISE_USE_FINDERS = True
 
 # A file, not Django's shared-cache in-memory database: that one takes table locks that
 # ignore the busy timeout, while production runs SQLite in WAL mode on a file.

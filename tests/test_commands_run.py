@@ -43,18 +43,47 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_serve_starts_web_and_worker_and_stops_both(tmp_path):
+def clean_env(tmp_path, **extra) -> dict[str, str]:
     env = {
         k: v
         for k, v in os.environ.items()
         if not k.startswith("LLMWIKI_")
         and k not in {"DJANGO_SETTINGS_MODULE", "DATABASE_URL", "REDIS_URL"}
     }
-    env.update(LLMWIKI_DATA_DIR=str(tmp_path), LLMWIKI_DEBUG="1")
+    env.update({"LLMWIKI_DATA_DIR": str(tmp_path), "LLMWIKI_DEBUG": "1", **extra})
+    return env
+
+
+def wait_for(url: str, timeout: float = 60, headers: dict | None = None) -> int | None:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            request = urllib.request.Request(url, headers=headers or {})  # noqa: S310
+            with urllib.request.urlopen(request, timeout=2) as r:  # noqa: S310
+                return r.status
+        except OSError:
+            time.sleep(0.3)
+    return None
+
+
+def session_processes(sid: int) -> list[str]:
+    out = subprocess.run(["ps", "-o", "pid=,args=", "-s", str(sid)], capture_output=True, text=True)
+    return [line.strip() for line in out.stdout.splitlines() if line.strip()]
+
+
+def wait_until_gone(sid: int, timeout: float = 30) -> list[str]:
+    deadline = time.time() + timeout
+    while (left := session_processes(sid)) and time.time() < deadline:
+        time.sleep(0.3)
+    return left
+
+
+def start_serve(tmp_path, command: list[str]) -> tuple[subprocess.Popen, int]:
+    env = clean_env(tmp_path)
     subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "manage.py", "serve", f"127.0.0.1:{port}"],
+        [part.replace("@PORT@", str(port)) for part in command],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
@@ -62,24 +91,17 @@ def test_serve_starts_web_and_worker_and_stops_both(tmp_path):
         text=True,
         start_new_session=True,
     )
+    assert wait_for(f"http://127.0.0.1:{port}/accounts/login/") == 200
+    workers = subprocess.run(
+        ["pgrep", "-s", str(proc.pid), "-f", "qcluster"], capture_output=True, text=True
+    )
+    assert workers.stdout.strip(), "the worker is not running"
+    return proc, port
+
+
+def test_serve_starts_web_and_worker_and_stops_both(tmp_path):
+    proc, _ = start_serve(tmp_path, [sys.executable, "manage.py", "serve", "127.0.0.1:@PORT@"])
     try:
-        deadline = time.time() + 60
-        status = None
-        while time.time() < deadline and status is None:
-            try:
-                with urllib.request.urlopen(
-                    f"http://127.0.0.1:{port}/accounts/login/", timeout=2
-                ) as r:
-                    status = r.status
-            except OSError:
-                time.sleep(0.3)
-        assert status == 200
-        children = subprocess.run(
-            ["pgrep", "-s", str(os.getpgid(proc.pid)), "-f", "qcluster"],
-            capture_output=True,
-            text=True,
-        )
-        assert children.stdout.strip(), "the worker is not running"
         proc.send_signal(signal.SIGTERM)
         output, _ = proc.communicate(timeout=30)
     finally:
@@ -87,5 +109,38 @@ def test_serve_starts_web_and_worker_and_stops_both(tmp_path):
             os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode == 0
     assert "has stopped" in output  # the qcluster shut down cleanly
-    leftover = subprocess.run(["pgrep", "-s", str(proc.pid)], capture_output=True, text=True)
-    assert leftover.stdout.strip() == ""
+    assert wait_until_gone(proc.pid) == []
+
+
+def test_a_serve_killed_outright_takes_web_and_worker_with_it(tmp_path):
+    proc, _ = start_serve(tmp_path, [sys.executable, "manage.py", "serve", "127.0.0.1:@PORT@"])
+    try:
+        proc.kill()
+        proc.wait(timeout=10)
+        # Without the parent-death signal the worker and web server run on, orphaned.
+        assert wait_until_gone(proc.pid) == []
+    finally:
+        subprocess.run(["pkill", "-KILL", "-s", str(proc.pid)], check=False)
+
+
+def test_killing_make_run_outright_stops_web_and_worker(tmp_path):
+    """`make run`'s own recipe line, under a real make that is then SIGKILLed."""
+    recipe = next(
+        line.strip()
+        for line in (ROOT / "Makefile").read_text().splitlines()
+        if "manage.py serve" in line
+    )
+    assert "--exit-with-parent" in recipe
+    makefile = tmp_path / "Makefile"
+    makefile.write_text(
+        "run:\n\t" + recipe.replace("$(PY)", sys.executable).replace("8000", "$(PORT)") + "\n"
+    )
+    proc, _ = start_serve(
+        tmp_path / "data", ["make", "-s", "-f", str(makefile), "run", "PORT=@PORT@"]
+    )
+    try:
+        proc.kill()  # make, the parent of serve
+        proc.wait(timeout=10)
+        assert wait_until_gone(proc.pid) == []
+    finally:
+        subprocess.run(["pkill", "-KILL", "-s", str(proc.pid)], check=False)

@@ -59,9 +59,34 @@ def test_it_parses_a_postgres_url():
     )
 
 
+def test_it_parses_a_sqlite_url_keeping_wal_and_immediate_transactions(tmp_path):
+    db = app_settings.database_from_url(f"sqlite:///{tmp_path}/llm.sqlite3")
+    assert db["ENGINE"] == "django.db.backends.sqlite3"
+    assert db["NAME"] == tmp_path / "llm.sqlite3"
+    assert db["OPTIONS"]["transaction_mode"] == "IMMEDIATE"
+    assert db["OPTIONS"]["timeout"] >= 1
+    assert "journal_mode=WAL" in db["OPTIONS"]["init_command"]
+
+
+def test_a_sqlite_url_runs_the_app_on_that_file(tmp_path):
+    target = tmp_path / "elsewhere.sqlite3"
+    result = run_settings(
+        {"LLMWIKI_DATA_DIR": str(tmp_path / "data"), "DATABASE_URL": f"sqlite:///{target}"},
+        "migrate",
+        "-v0",
+    )
+    assert result.returncode == 0, result.stderr
+    assert target.exists() and not (tmp_path / "data" / "llmwiki.sqlite3").exists()
+
+
 @pytest.mark.parametrize(
     ("url", "message"),
-    [("mysql://x/y", "postgres://"), ("postgres://host/", "no database name")],
+    [
+        ("mysql://x/y", "postgres:// or sqlite:///"),
+        ("postgres://host/", "no database name"),
+        ("postgres://h:port/x", "not a valid URL"),
+        ("sqlite://:memory:", "names no SQLite file"),
+    ],
 )
 def test_it_refuses_a_bad_database_url(url, message):
     with pytest.raises(ImproperlyConfigured, match=message):
