@@ -155,6 +155,7 @@ INSTALLED_APPS = [
     "reviews",
     "wizard",
     "api",
+    "ops",
 ]
 
 MIDDLEWARE = [
@@ -278,6 +279,8 @@ if not DEBUG:
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True
     SECURE_SSL_REDIRECT = env_bool("LLMWIKI_SSL_REDIRECT", True)
+    # Load balancers and Prometheus probe the app directly over plain HTTP.
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 # Images may come only from us; scripts and styles only from our own static files.

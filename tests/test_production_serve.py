@@ -106,6 +106,7 @@ def test_after_collectstatic_every_page_serves_with_debug_off(tmp_path):
     manage(env, "migrate", "--noinput", "-v0")
     manage(env, "load_demo")
     manage(env, "collectstatic", "--noinput", "-v0")
+    manage(env, "setup_schedules")
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "manage.py", "serve", "--production", f"127.0.0.1:{port}"],
@@ -135,6 +136,10 @@ def test_after_collectstatic_every_page_serves_with_debug_off(tmp_path):
                 html = r.read().decode()
             assert "Log in" not in html or page == "/admin/", f"{page} asked to log in"
             assets.update(re.findall(r'(?:src|href)="(/static/[^"]+)"', html))
+        # The worker's first heartbeat (setup_schedules) turns /healthz from 503 to 200.
+        assert wait_for(base + "/healthz") == 200
+        with urllib.request.urlopen(base + "/metrics", timeout=30) as r:  # noqa: S310
+            assert b"llmwiki_worker_up 1" in r.read()
         assert any(a.endswith(".css") for a in assets)
         for asset in sorted(assets):
             with client.get(asset, **{"Accept-Encoding": "gzip"}) as r:
