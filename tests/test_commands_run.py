@@ -100,13 +100,25 @@ def start_serve(tmp_path, command: list[str]) -> tuple[subprocess.Popen, int]:
 
 
 def test_serve_starts_web_and_worker_and_stops_both(tmp_path):
+    import threading
+
     proc, _ = start_serve(tmp_path, [sys.executable, "manage.py", "serve", "127.0.0.1:@PORT@"])
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(proc.stdout), daemon=True)
+    reader.start()
     try:
+        # A worker told to stop while it is still starting may skip its farewell; on a
+        # busy machine startup takes seconds, so wait for it to say it runs.
+        deadline = time.time() + 60
+        while time.time() < deadline and not any("running" in ln for ln in lines):
+            time.sleep(0.2)
         proc.send_signal(signal.SIGTERM)
-        output, _ = proc.communicate(timeout=30)
+        proc.wait(timeout=60)
+        reader.join(timeout=10)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
+    output = "".join(lines)
     assert proc.returncode == 0
     assert "has stopped" in output  # the qcluster shut down cleanly
     assert wait_until_gone(proc.pid) == []

@@ -92,9 +92,11 @@ class Command(BaseCommand):
             for p in procs:
                 if p.poll() is None:
                     p.terminate()
+            # The worker lets a running task finish before it exits; give it time
+            # before the kill, which would leave that task to the retry.
             for p in procs:
                 try:
-                    p.wait(timeout=15)
+                    p.wait(timeout=45)
                 except subprocess.TimeoutExpired:
                     p.kill()
         if failed is not None:
