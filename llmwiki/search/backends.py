@@ -21,7 +21,7 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from llmwiki.models import SearchDocument, SearchWatermark
-from llmwiki.search.documents import EPISODE, LAYERS, PAGE, Doc, Watermark
+from llmwiki.search.documents import LAYERS, PAGE, Doc, Watermark
 
 # The context field (neighbouring turns) weighs this much against the item's own words;
 # tuned on the LoCoMo dev split (0.3 and 0.8 both ranked evidence lower).
@@ -293,8 +293,10 @@ class PostgresBackend(Backend):
                     project_id=project_id,
                     key=d.key,
                     layer=d.layer,
-                    # PostgreSQL ranks one text: the context goes after the item's own words.
-                    text=f"{d.text}\n{d.context}" if d.layer != EPISODE else d.text,
+                    # PostgreSQL ranks one text: the context (an episode's neighbouring
+                    # turns, a section's page title) goes after the item's own words, at
+                    # full weight where Whoosh gives it half (BM25F).
+                    text=f"{d.text}\n{d.context}" if d.context else d.text,
                     sensitive=d.sensitive,
                     trust=d.trust,
                     security_class=d.security_class,
