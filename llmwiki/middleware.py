@@ -5,7 +5,7 @@ from collections.abc import Callable
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.cache import add_never_cache_headers
 
 
@@ -53,3 +53,40 @@ class OneLineForbidden(logging.Filter):
             record.exc_info = None
             record.exc_text = None
         return True
+
+
+BUSY_MESSAGE = (
+    "The database is busy with another write (a sweep or an import); try again in a moment."
+)
+BUSY_RETRY_AFTER = "5"
+
+
+class BusyDatabaseMiddleware:
+    """A write that waited out SQLite's busy timeout answers 503 "busy, try again", not 500.
+
+    IMMEDIATE transactions make a writer wait for the lock at BEGIN, so nothing was written
+    when this happens; the request is safe to repeat.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exc: Exception) -> HttpResponse | None:
+        from django.db import OperationalError
+
+        if not isinstance(exc, OperationalError) or "locked" not in str(exc):
+            return None
+        logging.getLogger(__name__).warning("busy database on %s: %s", request.path, exc)
+        if request.path.startswith("/api/"):
+            response: HttpResponse = JsonResponse({"message": BUSY_MESSAGE}, status=503)
+        else:
+            response = HttpResponse(
+                f"<!doctype html><title>Busy, try again</title><h1>Busy, try again</h1>"
+                f"<p>{BUSY_MESSAGE}</p>",
+                status=503,
+            )
+        response["Retry-After"] = BUSY_RETRY_AFTER
+        return response

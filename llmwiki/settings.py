@@ -171,6 +171,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "llmwiki.middleware.BusyDatabaseMiddleware",
     # Last, as django-axes asks: it turns a lockout raised during login into its response.
     "axes.middleware.AxesMiddleware",
 ]
