@@ -1,0 +1,98 @@
+"""Bad input: arbitrary bytes, under any importer's file name, through the web upload.
+
+Expected: the page answers (never a 500) with a result per file or one error for the
+upload; a rejected file stores nothing, a refused upload stores nothing at all, and what is
+stored matches the report exactly. Hypothesis generates the inputs.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import warnings
+import zipfile
+
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import transaction
+from django.urls import reverse
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from llmwiki.models import Episode, Source
+from tests.reliability.digest import STORED, django_digest
+
+NAMES = st.sampled_from(
+    [
+        "notes.md",
+        "memory/2026-11-02.md",
+        "chat.jsonl",
+        "chat.json",
+        "bundle.zip",
+        "readme.txt",
+        "vault/wiki/page.md",
+        "image.png",
+        "noext",
+    ]
+)
+
+
+def zipped(members: list[tuple[str, bytes]]) -> bytes:
+    buffer = io.BytesIO()
+    # Duplicate member names are one of the inputs we want; zipfile only warns about them.
+    with warnings.catch_warnings(), zipfile.ZipFile(buffer, "w") as archive:
+        warnings.simplefilter("ignore")
+        for name, data in members:
+            archive.writestr(name or "x", data)
+    return buffer.getvalue()
+
+
+TEXTISH = st.one_of(
+    st.binary(max_size=2000),
+    st.text(max_size=2000).map(str.encode),
+    st.lists(
+        st.dictionaries(
+            st.sampled_from(["role", "content", "ts", "speaker", "text", "x"]),
+            st.one_of(st.text(max_size=200), st.integers(), st.none(), st.booleans()),
+        ),
+        max_size=8,
+    ).map(lambda rows: "\n".join(json.dumps(r) for r in rows).encode()),
+)
+CONTENT = st.one_of(
+    TEXTISH,
+    st.lists(st.tuples(st.text(max_size=40), TEXTISH), max_size=4).map(zipped),
+)
+FILES = st.lists(st.tuples(NAMES, CONTENT), min_size=1, max_size=4)
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(files=FILES)
+def test_arbitrary_bytes_never_500_and_never_half_import(client, alice, project, files):
+    client.force_login(alice)
+    url = reverse("upload", args=[project.slug])
+    with transaction.atomic():
+        stored = django_digest(STORED)
+        sources = set(Source.objects.values_list("id", flat=True))
+        episodes = Episode.objects.count()
+
+        response = client.post(
+            url, {"files": [SimpleUploadedFile(name, data) for name, data in files]}
+        )
+
+        assert response.status_code == 200
+        report, error = response.context["report"], response.context["error"]
+        if report is None:
+            assert error
+            assert django_digest(STORED) == stored
+        else:
+            new = Source.objects.exclude(id__in=sources)
+            assert Episode.objects.count() - episodes == report.episodes_created
+            rejected = {r.sha256 for r in report.sources if r.status == "rejected"}
+            assert not new.filter(sha256__in=rejected - {None}).exists()
+            assert Episode.objects.filter(source__in=new).count() == report.episodes_created
+            if all(r.status == "rejected" for r in report.sources):
+                assert django_digest(STORED) == stored
+        transaction.set_rollback(True)
