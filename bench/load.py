@@ -256,7 +256,7 @@ def stop_server(proc: subprocess.Popen) -> str:
     return err or ""
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--reviewers", type=int, default=4)
     parser.add_argument("--contributors", type=int, default=4)
@@ -267,7 +267,7 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
     parser.add_argument("--no-record", action="store_true")
     parser.add_argument("--json", action="store_true", help="print one JSON summary only")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
 
     data_dir = setup_django()
     project, ids, review_tokens, write_tokens = build(
