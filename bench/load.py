@@ -305,6 +305,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         for i, t in enumerate(write_tokens)
     ]
+    load_before = os.getloadavg()[0]
     started = time.perf_counter()
     for thread in threads:
         thread.start()
@@ -372,7 +373,9 @@ def main(argv: list[str] | None = None) -> int:
         notes = [
             f"- {server} on 127.0.0.1, database {db_label()}; {args.reviewers} reviewers and "
             f"{args.contributors} contributors in parallel threads through the JSON API; "
-            f"{dt.timedelta(seconds=round(wall))} wall, {summary['throughput_rps']} requests/s.",
+            f"{dt.timedelta(seconds=round(wall))} wall, {summary['throughput_rps']} requests/s; "
+            f"the machine's 1-minute load average was {load_before:.1f} at the start (other work "
+            "shares these cores).",
             f"- Approved {len(approved)} of {len(ids)} candidates, recorded {len(posted)} "
             f"events; {retries[0]} approvals re-read after a 409 (another approval had moved "
             "the same page meanwhile).",
