@@ -274,7 +274,11 @@ def main(argv: list[str] | None = None) -> int:
         args.candidates, args.reviewers, args.contributors
     )
     before = snapshot(project)
+    from django.core.management import call_command
     from django.db import connections
+
+    # The production server refuses to start without collected static files.
+    call_command("collectstatic", interactive=False, verbosity=0)
 
     connections.close_all()
 
