@@ -97,6 +97,29 @@ def payload(result) -> dict:
     return json.loads(result.content[0].text)
 
 
+def run_client(session) -> None:
+    """Run the client session on an event loop of its own thread.
+
+    Browser tests keep Playwright's loop running in the main thread for the whole
+    session, and anyio will not start a second one there.
+    """
+    import threading
+
+    failure: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            anyio.run(session)
+        except BaseException as exc:  # re-raised in the test's thread
+            failure.append(exc)
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join()
+    if failure:
+        raise failure[0]
+
+
 def test_an_agent_retrieves_records_and_follows_provenance_over_stdio(world):
     async def session() -> None:
         async with (
@@ -155,7 +178,7 @@ def test_an_agent_retrieves_records_and_follows_provenance_over_stdio(world):
             assert refused.isError and "401" in refused.content[0].text
             assert "revoked" in refused.content[0].text
 
-    anyio.run(session)
+    run_client(session)
 
 
 def test_a_read_token_cannot_record_events(world):
@@ -170,7 +193,7 @@ def test_a_read_token_cannot_record_events(world):
             assert "403" in refused.content[0].text
             assert "write-events scope" in refused.content[0].text
 
-    anyio.run(session)
+    run_client(session)
 
 
 def test_the_server_will_not_start_with_a_bad_token(world):
