@@ -248,14 +248,19 @@ def _sweep_context(sweep) -> dict:
     }
 
 
+def _dream(request: HttpRequest, run: WizardRun, action: str, step: str) -> HttpResponse:
+    """Queue the step's sweep of this run's material, then show the step polling it."""
+    try:
+        services.wizard_dream(run=run, action=action, actor=request.user)
+    except Refused as exc:
+        _refused(request, exc)
+    return redirect(step_url(run, step))
+
+
 @wizard_step("proposals")
 def step_proposals(request: HttpRequest, run: WizardRun) -> HttpResponse:
     if request.method == "POST":
-        try:
-            services.wizard_dream(run=run, action="propose", actor=request.user)
-        except Refused as exc:
-            _refused(request, exc)
-        return redirect(step_url(run, "proposals"))
+        return _dream(request, run, "propose", "proposals")
     sweep = run.proposal_run
     done = sweep is not None and not sweep.is_open
     return _page(
@@ -269,11 +274,7 @@ def step_proposals(request: HttpRequest, run: WizardRun) -> HttpResponse:
 @wizard_step("preview")
 def step_preview(request: HttpRequest, run: WizardRun) -> HttpResponse:
     if request.method == "POST":
-        try:
-            services.wizard_dream(run=run, action="preview", actor=request.user)
-        except Refused as exc:
-            _refused(request, exc)
-        return redirect(step_url(run, "preview"))
+        return _dream(request, run, "preview", "preview")
     return _page(
         request,
         run,
