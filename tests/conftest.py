@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from django.contrib.auth import get_user_model
+from hypothesis import settings as hypothesis_settings
 
 from llmwiki.models import Role
 from llmwiki.services import membership_set, project_create
 
 PASSWORD = "correct-horse-battery-staple"
+
+# `make test` gates every commit, so its property tests draw the same examples each run and a
+# red build always reproduces. HYPOTHESIS_PROFILE=explore searches afresh on every run.
+hypothesis_settings.register_profile("repeatable", derandomize=True, database=None)
+hypothesis_settings.register_profile("explore", max_examples=500)
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 
 def make_user(username: str, **extra):

@@ -42,7 +42,8 @@ def zipped(members: list[tuple[str, bytes]]) -> bytes:
     with warnings.catch_warnings(), zipfile.ZipFile(buffer, "w") as archive:
         warnings.simplefilter("ignore")
         for name, data in members:
-            archive.writestr(name or "x", data)
+            # zipfile cuts a member name at its first NUL and cannot write an empty one.
+            archive.writestr(name.split("\0")[0] or "x", data)
     return buffer.getvalue()
 
 
