@@ -184,6 +184,7 @@ def test_every_retrieval_writes_a_recall_trace(project):
     assert trace.query == "marathon Lisbon" and trace.actor == "agent:scout"
     assert trace.episode_ids == [h.id for h in pack.hits]
     assert all(0 < s <= 1 for s in trace.scores)
+    assert trace.duration_ms is not None and trace.duration_ms >= 0
     retrieve(project, "marathon", caller=OPERATOR, record=False)
     assert RecallTrace.objects.count() == 1
 

@@ -220,6 +220,9 @@ class RecallTrace(models.Model):
     claim_ids = models.JSONField(default=list)
     episode_ids = models.JSONField(default=list)
     scores = models.JSONField(default=list)
+    duration_ms = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Wall time of the retrieval, for the latency figures."
+    )
 
     class Meta:
         indexes = [models.Index(fields=["project", "at"])]

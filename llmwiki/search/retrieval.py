@@ -10,6 +10,7 @@ relevance and query-diversity signals of the next dream sweep.
 from __future__ import annotations
 
 import math
+import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -171,6 +172,7 @@ def retrieve(
         raise RetrievalError(f"limit must be between 1 and {MAX_LIMIT}")
     if budget is not None and budget < 1:
         raise RetrievalError("budget must be a positive number of tokens")
+    started = time.perf_counter()
     using = backend()
     index_fold(project, using)
     sensitive = caller.sensitive
@@ -183,7 +185,7 @@ def retrieve(
     hits += _episodes(project, episodes, caller, limit - len(hits), cited, query)
     pack = _pack(query, hits, budget)
     if record:
-        _trace(project, pack, caller)
+        _trace(project, pack, caller, round((time.perf_counter() - started) * 1000))
     return pack
 
 
@@ -340,7 +342,7 @@ def _pack(query: str, hits: list[Hit], budget: int | None) -> ContextPack:
     return ContextPack(query, kept, budget, used, dropped=len(hits) - len(kept))
 
 
-def _trace(project: Project, pack: ContextPack, caller: Caller) -> RecallTrace:
+def _trace(project: Project, pack: ContextPack, caller: Caller, duration_ms: int) -> RecallTrace:
     """One trace per retrieval; a claim's score also goes to each of its evidence episodes."""
     scores: dict[int, float] = {}
     for h in pack.hits:
@@ -353,4 +355,5 @@ def _trace(project: Project, pack: ContextPack, caller: Caller) -> RecallTrace:
         claim_ids=sorted({c for h in pack.hits for c in h.claim_ids}),
         episode_ids=list(scores),
         scores=[round(s, 4) for s in scores.values()],
+        duration_ms=duration_ms,
     )
