@@ -9,7 +9,6 @@ Which one runs follows the database: PostgreSQL full-text search on PostgreSQL, 
 from __future__ import annotations
 
 import json
-import math
 import re
 import shutil
 import threading
@@ -21,6 +20,7 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from llmwiki.models import SearchDocument, SearchWatermark
+from llmwiki.search import bm25f
 from llmwiki.search.documents import LAYERS, PAGE, Doc, Watermark
 
 # The context field (neighbouring turns) weighs this much against the item's own words;
@@ -37,26 +37,6 @@ def _make_analyzer():
 
 # The analyzer the Whoosh fields use, for turning a query into the same terms.
 _ANALYZER = _make_analyzer()
-
-
-def _okapi():
-    from whoosh.scoring import BM25F
-
-    class OkapiBM25F(BM25F):
-        """Whoosh's BM25F with Okapi's idf, ln(1 + (N - df + 0.5) / (df + 0.5)).
-
-        Whoosh's own idf, ln(N / (df + 1)) + 1, keeps a floor of 1 under words nearly
-        every document has, so a common word outweighs a rare one's absence; on LoCoMo
-        the Okapi form ranks the evidence turn higher.
-        """
-
-        def idf(self, searcher, fieldname, text):
-            parent = searcher.get_parent()
-            n = parent.doc_count_all()
-            df = parent.doc_frequency(fieldname, text)
-            return math.log(1 + (n - df + 0.5) / (df + 0.5))
-
-    return OkapiBM25F()
 
 
 class Backend:
@@ -139,24 +119,31 @@ class WhooshBackend(Backend):
         return index.create_in(str(path), self._schema())
 
     def _searcher(self, project_id: int, layer: str):
-        """A searcher kept open between queries, refreshed when the index moved on."""
+        """A searcher kept open between queries, reopened when the index moved on.
+
+        Not `Searcher.refresh()`: Whoosh-Reloaded's refresh keeps the old reader's
+        segments beside the new ones, so documents a merge rewrote or an erasure scrubbed
+        would be found again, twice over.
+        """
         path = str(self._project_dir(project_id) / layer)
         searcher = self._searchers.get(path)
-        if searcher is not None:
-            fresh = searcher.refresh()
-            if fresh is not searcher:
-                self._searchers[path] = fresh
-            return fresh
+        if searcher is not None and searcher.up_to_date():
+            return searcher
         ix = self._index(project_id, layer, create=False)
         if ix is None:
             return None
-        self._searchers[path] = searcher = ix.searcher(weighting=_okapi())
+        # The previous searcher is left to the garbage collector: another thread may be
+        # reading through it right now.
+        self._searchers[path] = searcher = ix.searcher()
         return searcher
 
     def _forget(self, project_id: int) -> None:
-        prefix = str(self._project_dir(project_id))
-        for path in [p for p in self._searchers if p.startswith(prefix)]:
-            self._searchers.pop(path).close()
+        for layer in LAYERS:
+            path = str(self._project_dir(project_id) / layer)
+            searcher = self._searchers.pop(path, None)
+            if searcher is not None:
+                searcher.close()
+            bm25f.forget(path)
 
     def _marks_path(self, project_id: int) -> Path:
         return self._project_dir(project_id) / "watermark.json"
@@ -211,21 +198,21 @@ class WhooshBackend(Backend):
                 tmp.replace(path)
 
     def search(self, project_id, layer, query, *, sensitive, limit):
-        from whoosh.query import Or, Term
-
         terms = sorted({t.text for t in _ANALYZER(query)})
         if not terms:
             return []
         searcher = self._searcher(project_id, layer)
         if searcher is None:
             return []
-        words = Or(
-            [Term("body", t) for t in terms]
-            + [Term("context", t, boost=CONTEXT_BOOST) for t in terms]
+        found = bm25f.top_k(
+            str(self._project_dir(project_id) / layer),
+            searcher,
+            (("body", 1.0), ("context", CONTEXT_BOOST)),
+            terms,
+            limit,
+            exclude=None if sensitive else ("clearance", "sensitive"),
         )
-        mask = None if sensitive else Term("clearance", "sensitive")
-        results = searcher.search(words, limit=limit, mask=mask)
-        return [(hit["key"], float(hit.score)) for hit in results]
+        return [(searcher.stored_fields(doc)["key"], score) for doc, score in found]
 
     def digests(self, project_id):
         out = {}

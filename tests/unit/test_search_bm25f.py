@@ -1,0 +1,165 @@
+"""The array scorer ranks exactly as Whoosh's own searcher with the same BM25F weighting."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from whoosh.query import Or, Term
+from whoosh.scoring import BM25F
+
+from llmwiki.search import bm25f
+from llmwiki.search.backends import _ANALYZER, CONTEXT_BOOST, WhooshBackend
+from llmwiki.search.documents import EPISODE, Doc
+
+WORDS = [
+    "replica",
+    "lag",
+    "primary",
+    "failover",
+    "disk",
+    "pressure",
+    "certificate",
+    "expiry",
+    "cron",
+    "backup",
+    "restore",
+    "staging",
+    "deploy",
+    "rollback",
+    "queue",
+    "worker",
+    "timeout",
+    "retry",
+    "budget",
+    "alert",
+    "pager",
+    "owner",
+    "ledger",
+    "invoice",
+    "partition",
+    "month",
+    "schema",
+    "migration",
+    "index",
+    "vacuum",
+    "latency",
+    "p95",
+    "cache",
+    "eviction",
+]
+
+
+class OkapiBM25F(BM25F):
+    """Whoosh's BM25F with the idf the array scorer uses."""
+
+    def idf(self, searcher, fieldname, text):
+        parent = searcher.get_parent()
+        return bm25f.okapi_idf(parent.doc_count_all(), parent.doc_frequency(fieldname, text))
+
+
+def doc(i: int, rng: random.Random) -> Doc:
+    def words(n):
+        return " ".join(rng.choice(WORDS) for _ in range(n))
+
+    return Doc(
+        key=f"{EPISODE}:{i}",
+        project_id=1,
+        layer=EPISODE,
+        text=words(rng.randint(3, 40)),
+        context=words(rng.randint(0, 30)),
+        sensitive=rng.random() < 0.2,
+        trust="raw",
+        security_class="internal",
+        page_target="",
+        occurred_at=None,
+    )
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    """Three segments (three commits), some documents deleted and some rewritten."""
+    rng = random.Random(7)
+    backend = WhooshBackend(tmp_path)
+    live: dict[str, Doc] = {}
+    for start in (0, 300, 600):
+        docs = [doc(i, rng) for i in range(start, start + 300)]
+        deletes = [f"{EPISODE}:{i}" for i in range(5, start, 37)]
+        backend.apply(1, docs, deletes, (), None)
+        live.update((d.key, d) for d in docs)
+        for key in deletes:
+            live.pop(key, None)
+    rewritten = [doc(i, rng) for i in range(100, 140) if f"{EPISODE}:{i}" in live]
+    backend.apply(1, rewritten, (), (), None)
+    live.update((d.key, d) for d in rewritten)
+    return backend, live
+
+
+@pytest.fixture
+def index(corpus):
+    return corpus[0]
+
+
+def whoosh_ranking(backend, terms, sensitive, limit):
+    searcher = backend._index(1, EPISODE).searcher(weighting=OkapiBM25F())
+    query = Or(
+        [Term("body", t) for t in terms] + [Term("context", t, boost=CONTEXT_BOOST) for t in terms]
+    )
+    mask = None if sensitive else Term("clearance", "sensitive")
+    with searcher:
+        hits = searcher.search(query, limit=limit, mask=mask)
+        return [(hit["key"], hit.score) for hit in hits]
+
+
+@pytest.mark.parametrize("sensitive", [True, False])
+def test_the_array_scorer_ranks_as_whoosh_does(index, sensitive):
+    assert len(index._index(1, EPISODE).reader().leaf_readers()) > 1
+    rng = random.Random(11)
+    for _ in range(40):
+        query = " ".join(rng.sample(WORDS, rng.randint(1, 6)))
+        terms = sorted({t.text for t in _ANALYZER(query)})
+        expected = whoosh_ranking(index, terms, sensitive, 10)
+        got = index.search(1, EPISODE, query, sensitive=sensitive, limit=10)
+        assert [k for k, _ in got] == [k for k, _ in expected], query
+        assert [s for _, s in got] == pytest.approx([s for _, s in expected], rel=1e-5)
+
+
+def test_deleted_and_masked_documents_never_come_back(corpus):
+    backend, live = corpus
+    everything = " ".join(WORDS)
+    seen = dict(backend.search(1, EPISODE, everything, sensitive=True, limit=10_000))
+    assert set(seen) == set(live)  # every live document, each once, no deleted one
+    open_only = dict(backend.search(1, EPISODE, everything, sensitive=False, limit=10_000))
+    assert set(open_only) == {k for k, d in live.items() if not d.sensitive}
+
+
+def cached_segments(backend) -> set:
+    path = str(backend._project_dir(1) / EPISODE)
+    return {key[0] for key in bm25f._cache.entries if key[0][0] == path}
+
+
+def test_the_cache_forgets_segments_a_merge_removed_or_a_clear(index):
+    index.search(1, EPISODE, "replica lag", sensitive=True, limit=5)
+    segments = cached_segments(index)
+    assert len(segments) > 1
+    index.apply(1, [], (), (), None, optimize=True)
+    assert index.search(1, EPISODE, "replica lag", sensitive=True, limit=5)
+    after = cached_segments(index)
+    assert len(after) == 1 and not after & segments
+    index.clear(1)
+    assert not cached_segments(index)
+
+
+def test_a_document_scrubbed_from_the_index_is_not_found_again_in_the_same_process(tmp_path):
+    """Whoosh-Reloaded's Searcher.refresh() kept the old segments; the backend reopens."""
+    rng = random.Random(3)
+    backend = WhooshBackend(tmp_path)
+    rare = Doc(**{**doc(0, rng).__dict__, "text": "zebra unicorn"})
+    backend.apply(1, [rare, *(doc(i, rng) for i in range(1, 50))], (), (), None)
+    backend.apply(1, [doc(i, rng) for i in range(50, 100)], (), (), None)
+    assert [k for k, _ in backend.search(1, EPISODE, "zebra", sensitive=True, limit=5)] == [
+        f"{EPISODE}:0"
+    ]
+    backend.apply(1, [], [f"{EPISODE}:0"], (), None, scrub=True)
+    assert backend.search(1, EPISODE, "zebra", sensitive=True, limit=5) == []
+    assert len(backend.search(1, EPISODE, " ".join(WORDS), sensitive=True, limit=500)) == 99
