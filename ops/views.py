@@ -7,10 +7,13 @@ import ipaddress
 import os
 
 from django.http import HttpResponse, JsonResponse
+from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
+from llmwiki.models import Project
 from ops.health import counters, run_checks
+from ops.metrics import export_status
 
 PROXY_HEADERS = (
     "HTTP_X_FORWARDED_FOR",
@@ -97,6 +100,25 @@ COUNTERS = {
 }
 
 
+def _export_lines() -> list[str]:
+    """The dashboards' export staleness, from the same function (projects with exports)."""
+    slugs = dict(Project.objects.values_list("pk", "slug"))
+    now = timezone.now()
+    statuses = sorted(export_status().items(), key=lambda item: slugs[item[0]])
+    age, stale = "llmwiki_export_age_seconds", "llmwiki_export_stale"
+    lines = [f"# HELP {age} seconds since the project's newest export", f"# TYPE {age} gauge"]
+    lines += [
+        _line(age, round((now - s.generated_at).total_seconds()), {"project": slugs[pk]})
+        for pk, s in statuses
+    ]
+    lines += [
+        f"# HELP {stale} 1 when a claim or page revision the newest export used moved on",
+        f"# TYPE {stale} gauge",
+    ]
+    lines += [_line(stale, int(s.stale), {"project": slugs[pk]}) for pk, s in statuses]
+    return lines
+
+
 @require_GET
 @never_cache
 def metrics(request):
@@ -113,6 +135,7 @@ def metrics(request):
             metric, help_text = COUNTERS[key]
             lines += [f"# HELP {metric} {help_text}", f"# TYPE {metric} gauge"]
             lines += [_line(metric, n, labels) for labels, n in rows]
+        lines += _export_lines()
     return HttpResponse(
         "\n".join(lines) + "\n", content_type="text/plain; version=0.0.4; charset=utf-8"
     )

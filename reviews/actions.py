@@ -38,6 +38,9 @@ from llmwiki.wiki import (
 from reviews.models import Review
 from reviews.services import ReviewRefused
 
+# The refusal's wording, also how the dashboards count provenance refusals in the audit log.
+PROVENANCE_INCOMPLETE = "provenance incomplete"
+
 
 @dataclass(frozen=True)
 class FormState:
@@ -116,7 +119,8 @@ def _check(
         if missing or not evidence:
             listed = ", ".join(f"#{i}" for i in missing) or "(none)"
             raise ReviewRefused(
-                f"provenance incomplete: evidence episode(s) {listed} have no hashed source", 400
+                f"{PROVENANCE_INCOMPLETE}: evidence episode(s) {listed} have no hashed source",
+                400,
             )
         if project.four_eyes and {importer for _, _, importer in evidence} == {reviewer.pk}:
             raise ReviewRefused("four-eyes rule: you cannot review your own submission", 403)

@@ -143,7 +143,7 @@ def run_exports(run: WizardRun, user) -> list[Export]:
     the user may download it (a constant number of queries; one folder read each)."""
     ids = run.result("exports").get("ids", [])
     exports = list(Export.objects.filter(project_id=run.project_id, pk__in=ids).order_by("id"))
-    stale = stale_export_ids(run.project, ids)
+    stale = stale_export_ids(ids)
     for export in exports:
         export.stale = export.pk in stale
         export.status = export_stored_status(export)

@@ -10,6 +10,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from llmwiki.access import has_role, role_in
@@ -20,7 +21,6 @@ from llmwiki.models import (
     AuditEvent,
     Claim,
     Export,
-    Page,
     Project,
     Role,
     SecurityClass,
@@ -276,17 +276,17 @@ def exports_quoting(project_id: int, episode_ids: list[int]) -> set[int]:
     }
 
 
-def stale_export_ids(project: Project, export_ids: list[int]) -> set[int]:
-    """Which of these exports used a claim or revision that has since moved on (2 queries)."""
+def stale_export_ids(export_ids: list[int]) -> set[int]:
+    """Which of these exports used a claim no longer approved, or a revision no longer its
+    page's current one (2 queries, for exports of any number of projects)."""
     stale = set(
         Export.claims.through.objects.filter(export__in=export_ids)
         .exclude(claim__status=Claim.Status.APPROVED)
         .values_list("export_id", flat=True)
     )
-    current = Page.objects.filter(project=project).values("current_revision")
     stale |= set(
         Export.revisions.through.objects.filter(export__in=export_ids)
-        .exclude(pagerevision__in=current)
+        .exclude(pagerevision__page__current_revision=F("pagerevision"))
         .values_list("export_id", flat=True)
     )
     return stale
@@ -295,7 +295,7 @@ def stale_export_ids(project: Project, export_ids: list[int]) -> set[int]:
 def exports_for_list(project: Project) -> list[Export]:
     """The project's exports, newest first, each with `stale` and `status` set."""
     exports = list(Export.objects.filter(project=project).select_related("generated_by"))
-    stale = stale_export_ids(project, [e.pk for e in exports])
+    stale = stale_export_ids([e.pk for e in exports])
     for export in exports:
         export.stale = export.pk in stale
         export.status = export_stored_status(export)
