@@ -192,7 +192,8 @@ def test_nice_ceiling_and_formats():
         250,
         500,
     ]
-    assert fmt(0.5, "percent") == "50%" or fmt(0.5, "percent") == "50.0%"
+    assert fmt(0.5, "percent") == "50.0%" and fmt(1, "percent") == "100%"
+    assert fmt(2.5, "count") == "2.5" and fmt(12.5, "ms") == "12.5 ms"
     assert fmt(12_345, "ms") == "12.3 s" and fmt(40, "ms") == "40 ms"
     assert fmt(None, "count") == "–" and fmt(1.625, "ratio") == "1.62×"
 
