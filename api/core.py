@@ -19,6 +19,10 @@ from llmwiki.errors import InputError, Refused
 
 PAGE_DEFAULT = 50
 PAGE_MAX = 200
+# Deeper than any list goes. It keeps offset + limit inside the 64-bit LIMIT/OFFSET both
+# databases take: past it SQLite answered "datatype mismatch" and PostgreSQL "bigint out of
+# range", as 500s.
+OFFSET_MAX = 1_000_000_000
 
 
 class TokenAuth(HttpBearer):
@@ -105,6 +109,6 @@ def caller(request: HttpRequest, slug: str, scope: str) -> Caller:
 def page_window(limit: int, offset: int) -> tuple[int, int]:
     if not 1 <= limit <= PAGE_MAX:
         raise InputError("limit", f"must be between 1 and {PAGE_MAX}, got {limit}")
-    if offset < 0:
-        raise InputError("offset", f"must be 0 or more, got {offset}")
+    if not 0 <= offset <= OFFSET_MAX:
+        raise InputError("offset", f"must be between 0 and {OFFSET_MAX}, got {offset}")
     return limit, offset

@@ -7,7 +7,7 @@ in `withheld`, exactly where the web pages show "Text withheld".
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 from django.db.models import Prefetch
@@ -18,7 +18,7 @@ from dreaming.models import Candidate, CandidateEvidence, DreamRun
 from dreaming.selectors import candidate_document
 from dreaming.services import DreamBusy, dream_request
 from llmwiki.access import withheld
-from llmwiki.errors import InputError, Refused
+from llmwiki.errors import InputError, Refused, refuse_unstorable
 from llmwiki.models import AuditEvent, Claim
 from llmwiki.record import episode_record
 from reviews import actions
@@ -47,6 +47,13 @@ def record_event(
 ) -> dict[str, Any]:
     if occurred_at is not None and occurred_at.tzinfo is None:
         raise InputError("occurred_at", "needs a timezone offset (e.g. 2026-11-02T10:00:00Z)")
+    if occurred_at is not None:
+        try:
+            # Stored in UTC: 0001-01-01T00:00+14:00 or 9999-12-31T23:59-14:00 fall outside.
+            occurred_at.astimezone(UTC)
+        except OverflowError:
+            raise InputError("occurred_at", "is outside years 1-9999 in UTC") from None
+    refuse_unstorable("agent", agent)
     write_allowed(caller.token)
     episode = episode_record(
         project=caller.project,
@@ -130,6 +137,8 @@ def review(caller: Caller, candidate_id: int, action: str, body: dict[str, Any])
         refusal = f"{action}: this needs an API token with the review scope"
         AuditEvent.record(actor=caller.actor(), action="review.denied", obj=candidate, note=refusal)
         raise Refused(refusal, 403)
+    for field in ("note", "edited_text", "section"):
+        refuse_unstorable(field, body.get(field))
     write_allowed(caller.token)
     seen = actions.FormState(body["candidate_version"], body.get("page_revision_id"))
     reviewer, note = caller.user, body.get("note") or ""

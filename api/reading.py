@@ -13,7 +13,7 @@ from api.operations import candidate_out, masked
 from api.services import Caller, NotFound
 from dreaming.models import Candidate, CandidateEvidence, Conflict
 from llmwiki.access import Labels
-from llmwiki.errors import InputError
+from llmwiki.errors import InputError, refuse_unstorable
 from llmwiki.models import Claim, Episode, Page, PageRevision
 
 
@@ -66,6 +66,7 @@ def page_list(caller: Caller) -> dict[str, Any]:
 
 def page_read(caller: Caller, key: str, revision: int | None = None) -> dict[str, Any]:
     """A page's markdown (approved memory, readable by every member) and its claims."""
+    refuse_unstorable("key", key)
     page = Page.objects.filter(project=caller.project, key=key).first()
     if page is None:
         raise NotFound(f"no page {key!r} in {caller.project.slug}")

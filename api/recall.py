@@ -8,7 +8,7 @@ from typing import Any
 from api.operations import Scope
 from api.services import Caller, NotFound, write_allowed
 from llmwiki.access import has_role
-from llmwiki.errors import InputError, Refused
+from llmwiki.errors import InputError, Refused, refuse_unstorable
 from llmwiki.models import Export, SecurityClass
 from llmwiki.search import Caller as Reader
 from llmwiki.search import RetrievalError, retrieve
@@ -23,11 +23,14 @@ def recall(caller: Caller, *, query: str, k: int = 10, budget: int | None = None
 
     Records a recall trace, which feeds the next sweep's relevance signals.
     """
+    refuse_unstorable("query", query)
     reader = Reader.for_role(caller.actor(), caller.project, caller.role)
     try:
         pack = retrieve(caller.project, query, caller=reader, limit=k, budget=budget)
     except RetrievalError as exc:
-        raise InputError("query" if "query" in str(exc) else "k", str(exc)) from None
+        # The service says which argument it refused in words; name it as the caller sent it.
+        field = next((f for f in ("query", "budget") if f in str(exc)), "k")
+        raise InputError(field, str(exc)) from None
     return {**pack.as_json(), "context": pack.as_text()}
 
 

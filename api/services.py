@@ -88,7 +88,8 @@ class Unauthorized(Exception):
 def token_authenticate(text: str) -> ApiToken:
     """The active token `text` names, or Unauthorized saying why."""
     parts = (text or "").strip().split("_", 2)
-    if len(parts) != 3 or parts[0] != TOKEN_PREFIX:
+    # A NUL is in no token we issue, and PostgreSQL refuses it even in a lookup.
+    if len(parts) != 3 or parts[0] != TOKEN_PREFIX or "\x00" in text:
         raise Unauthorized("malformed API token; expected lw_<prefix>_<secret>")
     token = ApiToken.objects.select_related("project", "created_by").filter(prefix=parts[1]).first()
     if token is None or not hmac.compare_digest(token.key_hash, _digest(text.strip())):

@@ -14,7 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from llmwiki.blobs import blob_discard, blob_write
-from llmwiki.errors import InputError
+from llmwiki.errors import InputError, refuse_unstorable
 from llmwiki.gate import Scanned, gate, mb
 from llmwiki.importers.base import KINDS, EpisodeDraft
 from llmwiki.models import AuditEvent, Episode, Project, Source, sha256_hex
@@ -40,6 +40,10 @@ def episode_record(
         )
     if not content or not content.strip():
         raise InputError("content", "is empty")
+    refuse_unstorable("content", content)
+    tags = list(tags)
+    refuse_unstorable("tags", tags)
+    refuse_unstorable("locator", locator)
     if len(content.encode()) > settings.LLMWIKI_MAX_FILE_BYTES:
         raise InputError("content", f"over the {mb(settings.LLMWIKI_MAX_FILE_BYTES)} limit")
     draft = classify(

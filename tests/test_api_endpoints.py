@@ -96,6 +96,32 @@ def test_a_bad_event_is_refused_naming_the_field(client, project, alice, body, s
     assert not Episode.objects.filter(project=project).exists()
 
 
+# Found by tests/reliability/test_api_fuzz.py: each was a 500 on PostgreSQL (text and jsonb
+# hold no NUL; a lone surrogate does not encode; jsonb and SQLite's JSON check refuse
+# Infinity; a time stored in UTC must stay within years 1-9999), and most on SQLite too.
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"content": "deployed\x00worker"}, "content"),
+        ({"content": "x", "agent": "builder\x00"}, "agent"),
+        ({"content": "x", "tags": ["deploy", "a\x00"]}, "tags[1]"),
+        ({"content": "x", "locator": {"run\x00": 1}}, "locator key 'run\\x00'"),
+        ({"content": "x", "locator": {"run": [1, {"step": "\x00"}]}}, "locator.run[1].step"),
+        ({"content": "\ud800 deployed"}, "content"),
+        ({"content": "x", "locator": {"run": float("inf")}}, "locator.run"),
+        ({"content": "x", "occurred_at": "0001-01-01T00:00:00+14:00"}, "occurred_at"),
+        ({"content": "x", "occurred_at": "9999-12-31T23:59:59-14:00"}, "occurred_at"),
+    ],
+)
+def test_an_event_no_database_can_store_is_400_naming_the_field(
+    client, project, alice, body, field
+):
+    response = post(client, url(project, "events"), body, bearer(project, alice, "write-events"))
+    assert response.status_code == 400, response.content
+    assert response.json()["field"] == field
+    assert not Episode.objects.filter(project=project).exists()
+
+
 # --- Candidates ---------------------------------------------------------------------------
 
 
@@ -128,6 +154,16 @@ def test_the_candidate_list_refuses_bad_paging(client, dreamed, reader, params, 
     response = client.get(url(dreamed, "candidates"), params, headers=reader)
     assert response.status_code == 400
     assert response.json()["field"] == field
+
+
+@pytest.mark.parametrize("path", ["candidates", "conflicts", "open-questions"])
+@pytest.mark.parametrize("offset", [2**63 - 1, 10**23])
+def test_an_offset_past_64_bits_is_400_not_a_database_error(client, dreamed, reader, path, offset):
+    # Found by the API fuzz test: SQLite answered "datatype mismatch" and PostgreSQL
+    # "bigint out of range" for LIMIT/OFFSET past 64 bits, as 500s.
+    response = client.get(url(dreamed, path), {"offset": offset}, headers=reader)
+    assert response.status_code == 400, response.content
+    assert response.json()["field"] == "offset"
 
 
 def test_the_candidate_list_is_a_fixed_number_of_queries(

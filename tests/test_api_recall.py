@@ -56,6 +56,23 @@ def test_retrieve_refuses_bad_input(client, project, alice, params, status):
     assert not RecallTrace.objects.exists()
 
 
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        # A 500 on PostgreSQL (no U+0000 in a search or a recall trace).
+        ({"q": "staging\x00db"}, "query"),
+        # Was answered naming "k".
+        ({"q": "staging", "budget": 0}, "budget"),
+        ({"q": "staging", "k": 0}, "k"),
+    ],
+)
+def test_retrieve_names_the_refused_parameter(client, project, alice, params, field):
+    response = client.get(url(project, "retrieve"), params, headers=bearer(project, alice))
+    assert response.status_code == 400, response.content
+    assert response.json()["field"] == field
+    assert not RecallTrace.objects.exists()
+
+
 def test_a_pii_episode_is_retrieved_only_with_the_review_scope(client, project, alice):
     ingest_files(
         project=project, files=[RawFile("notes/landlord.md", PHONE_NOTE.encode())], actor="system"

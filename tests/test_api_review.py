@@ -121,6 +121,28 @@ def test_an_unknown_action_or_candidate_is_refused(client, dreamed, staging, rev
     assert act(client, dreamed, staging, "approve", review_token).status_code == 422
 
 
+@pytest.mark.parametrize(
+    ("action", "field"), [("approve", "edited_text"), ("approve", "section"), ("reject", "note")]
+)
+def test_a_nul_in_a_review_body_is_400_naming_the_field(
+    client, dreamed, staging, review_token, action, field
+):
+    # Found by the API fuzz test: PostgreSQL cannot store U+0000, so it was a 500 there.
+    body = seen(client, dreamed, staging, review_token)
+    response = act(client, dreamed, staging, action, review_token, **body, **{field: "a\x00b"})
+    assert response.status_code == 400, response.content
+    assert response.json()["field"] == field
+    staging.refresh_from_db()
+    assert staging.status == "proposed" and not Claim.objects.exists()
+
+
+def test_a_nul_in_a_page_key_is_400(client, dreamed, review_token):
+    # A 500 on PostgreSQL, which refuses U+0000 even in a lookup.
+    response = client.get(url(dreamed, "pages/SYSTEM%00OVERVIEW"), headers=review_token)
+    assert response.status_code == 400
+    assert response.json()["field"] == "key"
+
+
 def test_an_unknown_page_or_revision_is_404(client, dreamed, review_token):
     assert client.get(url(dreamed, "pages/NOPE"), headers=review_token).status_code == 404
     missing = client.get(
