@@ -48,9 +48,11 @@ def record_event(
     if occurred_at is not None and occurred_at.tzinfo is None:
         raise InputError("occurred_at", "needs a timezone offset (e.g. 2026-11-02T10:00:00Z)")
     if occurred_at is not None:
+        # In UTC, as it is stored: PostgreSQL refuses an offset past 15:59 (Python takes up
+        # to 23:59), and 0001-01-01T00:00+14:00 or 9999-12-31T23:59-14:00 fall outside the
+        # years a datetime holds.
         try:
-            # Stored in UTC: 0001-01-01T00:00+14:00 or 9999-12-31T23:59-14:00 fall outside.
-            occurred_at.astimezone(UTC)
+            occurred_at = occurred_at.astimezone(UTC)
         except OverflowError:
             raise InputError("occurred_at", "is outside years 1-9999 in UTC") from None
     refuse_unstorable("agent", agent)

@@ -122,6 +122,16 @@ def test_an_event_no_database_can_store_is_400_naming_the_field(
     assert not Episode.objects.filter(project=project).exists()
 
 
+def test_an_offset_postgresql_has_no_name_for_is_stored_in_utc(client, project, alice):
+    # Found by the API fuzz test: PostgreSQL refused "+16:00" ("time zone displacement out
+    # of range"), a 500; Python's datetime takes offsets up to 23:59.
+    body = {"content": "deployed", "occurred_at": "2000-01-01T00:00:00+16:00"}
+    response = post(client, url(project, "events"), body, bearer(project, alice, "write-events"))
+    assert response.status_code == 201, response.content
+    episode = Episode.objects.get(pk=response.json()["episode_id"])
+    assert episode.occurred_at.isoformat() == "1999-12-31T08:00:00+00:00"
+
+
 # --- Candidates ---------------------------------------------------------------------------
 
 
