@@ -102,14 +102,21 @@ EPISODES_PER_PAGE = 50
 def episode_list(request: HttpRequest, slug: str) -> HttpResponse:
     project = get_project_for(request.user, slug)
     form = EpisodeFilterForm(request.GET)
-    episodes = Episode.objects.filter(project=project).select_related(
-        "source", "superseded_by_source"
+    episodes = (
+        Episode.objects.filter(project=project)
+        .select_related("source", "superseded_by_source")
+        .with_label_in_force()
     )
     if form.is_valid():
         f = form.cleaned_data
-        for field in ("kind", "memory_type", "status"):
+        # The memory type filter reads the label in force, as the list shows it.
+        for field, column in (
+            ("kind", "kind"),
+            ("memory_type", "label_in_force"),
+            ("status", "status"),
+        ):
             if f[field]:
-                episodes = episodes.filter(**{field: f[field]})
+                episodes = episodes.filter(**{column: f[field]})
         if f["flag"]:
             episodes = episodes.annotate(flags_text=Cast("flags", TextField())).filter(
                 flags_text__icontains=f["flag"]
@@ -140,7 +147,9 @@ def episode_list(request: HttpRequest, slug: str) -> HttpResponse:
 def episode_detail(request: HttpRequest, slug: str, episode_id: int) -> HttpResponse:
     project = get_project_for(request.user, slug)
     episode = get_object_or_404(
-        Episode.objects.select_related("source", "supersedes"), project=project, pk=episode_id
+        Episode.objects.select_related("source", "supersedes").with_label_in_force(),
+        project=project,
+        pk=episode_id,
     )
     withheld_note = access.withheld(project, episode)
     return render(
@@ -153,6 +162,7 @@ def episode_detail(request: HttpRequest, slug: str, episode_id: int) -> HttpResp
             "withheld_note": withheld_note,
             # Withheld text stays unread, raw lines included.
             "excerpt": None if withheld_note else source_excerpt(episode),
+            "relabels": episode.relabels.order_by("id"),
             **episode_panel(episode),
         },
     )

@@ -120,7 +120,7 @@ def test_the_page_costs_the_same_queries_with_more_citations(
             CandidateEvidence.objects.create(candidate=c, episode=episode)
 
     cite(1)
-    with django_assert_num_queries(8) as small:
+    with django_assert_num_queries(9) as small:
         client.get(url(project, episode))
     cite(6)
     with django_assert_num_queries(len(small.captured_queries)):
@@ -332,3 +332,29 @@ def test_quarantine_and_audit_rows_link_the_episode(client, alice, project):
     episode_set_status(episode=episode, status="active", actor=alice, note="harmless")
     html = client.get(reverse("audit_log", args=[project.slug])).content.decode()
     assert episode_link(project, episode.pk) in html
+
+
+def test_the_episode_list_and_page_show_and_filter_by_the_label_in_force(client, alice, project):
+    from llmwiki.services import episode_relabel
+
+    ingest_files(project=project, files=[RawFile("notes/ops.md", NOTE.encode())], actor="t")
+    episodes = list(Episode.objects.filter(project=project).order_by("id"))
+    moved, kept = episodes[0], episodes[1]
+    original = moved.memory_type
+    target = next(v for v in Episode.MemoryType.values if v not in {original, kept.memory_type})
+    episode_relabel(episodes=[moved], memory_type=target, actor=alice)
+    client.force_login(alice)
+    listing = reverse("episode_list", args=[project.slug])
+
+    page = client.get(listing, {"memory_type": target}).content.decode()
+    assert f'id="episode-{moved.pk}"' in page and f'id="episode-{kept.pk}"' not in page
+    row = page.split(f'id="episode-{moved.pk}"')[1].split("</tr>")[0]
+    assert Episode.MemoryType(target).label in row and 'data-testid="relabelled"' in row
+    # Under its original label it is no longer listed: the correction is what a sweep reads.
+    page = client.get(listing, {"memory_type": original}).content.decode()
+    assert f'id="episode-{moved.pk}"' not in page
+
+    detail = client.get(url(project, moved)).content.decode()
+    assert Episode.MemoryType(target).label in detail
+    history = detail.split('data-testid="relabels"')[1].split("</ul>")[0]
+    assert Episode.MemoryType(target).label.lower() in history and "alice" in history

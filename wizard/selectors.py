@@ -14,7 +14,7 @@ from django.db.models import Exists, OuterRef
 
 from dreaming.models import Candidate, CandidateEvidence, Conflict, ConflictSide
 from llmwiki.access import Labels
-from llmwiki.models import Episode, EpisodeRelabel, Export, PageKey
+from llmwiki.models import Episode, Export, PageKey
 from reviews.conflicts import needs_sensitive_confirmation
 from reviews.export_views import may_download
 from reviews.exports import export_folder
@@ -44,14 +44,10 @@ class Group:
 
 def episodes_by_label(run: WizardRun) -> list[Group]:
     """This run's episodes under the label in force: a correction, else the automatic one."""
-    project = run.project
     groups = {value: Group(value, label) for value, label in Episode.MemoryType.choices}
-    corrected = EpisodeRelabel.in_force(episode__wizard_run_id=run.pk, episode__project=project)
-    episodes = run_episodes(run).select_related("source").order_by("id")
+    episodes = run_episodes(run).select_related("source").with_label_in_force().order_by("id")
     for episode in episodes.iterator(chunk_size=2000):
-        episode.label = corrected.get(episode.pk, episode.memory_type)
-        episode.relabelled = episode.pk in corrected
-        group = groups[episode.label]
+        group = groups[episode.label_in_force]
         group.count += 1
         if len(group.items) < SHOWN:
             group.items.append(episode)

@@ -6,6 +6,8 @@ from typing import Any
 
 from django.conf import settings
 from django.db import models
+from django.db.models import OuterRef, Subquery
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from llmwiki.models.base import ImmutableModel, ImmutableQuerySet
@@ -67,6 +69,13 @@ class EpisodeQuerySet(ImmutableQuerySet):
     def dreamable(self) -> EpisodeQuerySet:
         """Episodes a sweep may read: not quarantined, not erased, not superseded."""
         return self.filter(status=Episode.Status.ACTIVE)
+
+    def with_label_in_force(self) -> EpisodeQuerySet:
+        """Annotate `label_in_force`: the newest correction's memory type, else the original."""
+        newest = EpisodeRelabel.objects.filter(episode=OuterRef("pk")).order_by("-id")
+        return self.annotate(
+            label_in_force=Coalesce(Subquery(newest.values("memory_type")[:1]), "memory_type")
+        )
 
 
 class Episode(ImmutableModel):
@@ -150,6 +159,16 @@ class Episode(ImmutableModel):
 
     def __str__(self) -> str:
         return f"#{self.pk} {self.kind} {self.occurred_at:%Y-%m-%d}"
+
+    @property
+    def label_in_force_display(self) -> str:
+        """The memory type readers see: a person's correction wins over the automatic label
+        (querysets from `with_label_in_force()`; otherwise the original)."""
+        return self.MemoryType(getattr(self, "label_in_force", self.memory_type)).label
+
+    @property
+    def relabelled(self) -> bool:
+        return getattr(self, "label_in_force", self.memory_type) != self.memory_type
 
     @property
     def excerpt(self) -> str:
