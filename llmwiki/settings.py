@@ -135,6 +135,13 @@ DEBUG = env_bool("LLMWIKI_DEBUG", False)
 SECRET_KEY = load_secret_key(DATA_DIR)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+# Where readers reach this app (https://wiki.example.org): exports carry absolute "why?"
+# links then, which still resolve once a packet has left the server. Unset: app paths.
+PUBLIC_URL = env_str("LLMWIKI_PUBLIC_URL").rstrip("/")
+if PUBLIC_URL and not PUBLIC_URL.startswith(("https://", "http://")):
+    raise ImproperlyConfigured(
+        f"LLMWIKI_PUBLIC_URL must start with https:// or http:// (got {PUBLIC_URL!r})"
+    )
 
 INSTALLED_APPS = [
     "django.contrib.admin",

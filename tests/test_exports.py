@@ -282,3 +282,10 @@ def test_erasing_a_scoped_episodes_source_removes_the_exports_quoting_it(
     other.refresh_from_db()
     assert quoting.files == [] and not export_folder(quoting).exists()
     assert other.files and export_folder(other).exists()
+
+
+def test_why_links_are_absolute_under_the_public_url(wiki, project, settings):
+    settings.PUBLIC_URL = "https://wiki.example.org"
+    doc = render(project, "system-profile").files["SYSTEM_PROFILE.md"].decode()
+    assert f"([why?](https://wiki.example.org/p/tidewater/claims/{wiki['stack'].pk}/))" in doc
+    assert "([why?](/p/" not in doc

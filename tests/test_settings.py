@@ -136,3 +136,11 @@ def test_deploy_checks_pass_under_production_settings(tmp_path):
         "WARNING",
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_public_url_without_a_scheme_stops_startup_with_the_variable_named(tmp_path):
+    result = run_settings(
+        {"LLMWIKI_DATA_DIR": str(tmp_path), "LLMWIKI_PUBLIC_URL": "wiki.example.org"}, "check"
+    )
+    assert result.returncode != 0
+    assert "LLMWIKI_PUBLIC_URL must start with https:// or http://" in result.stderr

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from django.conf import settings
 from django.urls import reverse
 
 from dreaming.models import Conflict
@@ -120,6 +121,11 @@ class State:
         return sorted(p.revision_id for p in self.pages.values())
 
 
+def _link(view: str, *args: Any) -> str:
+    """A "why?" link: absolute under LLMWIKI_PUBLIC_URL when set, else the app's path."""
+    return settings.PUBLIC_URL + reverse(view, args=args)
+
+
 def withheld_reason(labels: Labels, audience: str) -> str:
     """Why material with `labels` may not go to `audience`, or "" when it may."""
     if labels.status in HELD_STATUSES or labels.status == Episode.Status.ERASED:
@@ -200,7 +206,7 @@ def select_state(project: Project, audience: str, episode_ids: Iterable[int] = (
                     text=claim.text,
                     revision_id=revision.pk,
                     evidence=tuple(_evidence(e, audience) for e in episodes),
-                    provenance=reverse("reviews:claim", args=[project.slug, claim.pk]),
+                    provenance=_link("reviews:claim", project.slug, claim.pk),
                 )
             )
         states[page.key] = PageState(
@@ -262,8 +268,7 @@ def _questions(project: Project, audience: str, withheld: Counter) -> list[Quest
                 claim_ids=tuple(sorted(claim_ids)),
                 evidence_ids=tuple(sorted(evidence_ids)),
                 withheld_sides=hidden,
-                provenance=reverse("reviews:conflicts", args=[project.slug])
-                + f"?conflict={conflict.pk}",
+                provenance=_link("reviews:conflicts", project.slug) + f"?conflict={conflict.pk}",
             )
         )
     return questions
@@ -301,7 +306,7 @@ def _context(
                 occurred_at=_iso(episode.occurred_at),
                 text=" ".join(episode.content.split()),
                 evidence=_evidence(episode, audience),
-                provenance=reverse("episode", args=[project.slug, episode.pk]),
+                provenance=_link("episode", project.slug, episode.pk),
             )
         )
     return out
