@@ -282,3 +282,25 @@ def test_a_restatement_on_another_host_is_a_fact_of_its_own(project):
     dream(project)
 
     assert Candidate.objects.filter(project=project, text__icontains="ledger").count() == 2
+
+
+def test_material_read_again_reinforces_a_claim_once(project, bob):
+    from llmwiki.ingest import RawFile, ingest_files
+    from reviews import actions
+
+    seed(project)
+    dream(project)
+    candidate = Candidate.objects.get(project=project, text__contains="db-staging-2")
+    claim = actions.candidate_approve(
+        candidate=candidate, reviewer=bob, seen=actions.form_state(candidate)
+    )
+    note = "# 2026-11-20 — agent:scout\n\n## Notes\n- db-staging-2 still runs PostgreSQL 16.\n"
+    ingest_files(project=project, files=[RawFile("memory/2026-11-20.md", note.encode())], actor="t")
+    dream(project)
+    reinforced = AuditEvent.objects.filter(action="claim.reinforce", object_id=str(claim.pk))
+    restated = Episode.objects.get(project=project, content__contains="still runs")
+    assert [e.after for e in reinforced] == [{"episodes": [restated.pk]}]
+    # Reading the same days again (a backfill; a wizard's sweep, then the schedule's) finds
+    # only restatements the claim already cites: nothing to record twice.
+    dream(project, DreamRun.Trigger.BACKFILL, backfill=(date(2026, 11, 1), date(2026, 11, 30)))
+    assert reinforced.count() == 1
