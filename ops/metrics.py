@@ -381,13 +381,7 @@ def dreaming_p95(scope: Scope) -> Series:
     (DreamRun.duration_ms: select, Light/REM/Deep, persist, settle), previews and failed
     runs included: a user waits on those too.
     """
-    rows = (
-        DreamRun.objects.filter(scope.of(), scope.within("finished_at"), duration_ms__isnull=False)
-        .annotate(day=TruncDate("finished_at"))
-        .values_list("project_id", "day", "duration_ms")
-        .order_by()
-    )
-    return _samples(rows)
+    return _durations(scope, DreamRun, "finished_at")
 
 
 @metric("recall_p95", "p95 retrieval latency", "ms", P95)
@@ -395,9 +389,14 @@ def retrieval_p95(scope: Scope) -> Series:
     """95th percentile of the wall time of the retrievals made that day (RecallTrace.
     duration_ms, written by every search through the web, API, MCP and command line).
     """
+    return _durations(scope, RecallTrace, "at")
+
+
+def _durations(scope: Scope, model, at: str) -> Series:
+    """The `duration_ms` samples of `model`'s rows, by project and the day of `at`."""
     rows = (
-        RecallTrace.objects.filter(scope.of(), scope.within("at"), duration_ms__isnull=False)
-        .annotate(day=TruncDate("at"))
+        model.objects.filter(scope.of(), scope.within(at), duration_ms__isnull=False)
+        .annotate(day=TruncDate(at))
         .values_list("project_id", "day", "duration_ms")
         .order_by()
     )
