@@ -87,7 +87,7 @@ def _decode(matcher) -> tuple[np.ndarray, np.ndarray]:
     """A term's postings as (document numbers, term frequencies) within its segment."""
     if hasattr(matcher, "_read_ids") and hasattr(matcher, "_next_block"):
         # Whoosh's on-disk postings (W3LeafMatcher): a block of up to 128 at a time. These
-        # are the codec's own helpers; the comparison test guards them across upgrades.
+        # are the codec's own helpers; tests/unit/test_search_bm25f.py guards them across upgrades.
         ids, weights = [], []
         while matcher.is_active():
             matcher._read_ids()
