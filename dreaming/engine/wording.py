@@ -155,6 +155,12 @@ _ANAPHORA = frozenset(
 _POINTS_BACK = frozenset(("it", "them", "here"))
 
 
+def leans_back(text: str) -> bool:
+    """Does the sentence open or end on a word pointing back ("It means a lot.")?"""
+    words = [w.lower() for w in re.findall(r"[\w'’-]+", text)]
+    return bool(words) and (words[0] in _ANAPHORA or words[-1] in _ANAPHORA)
+
+
 def standalone(text: str) -> bool:
     """Can this sentence be read, and approved, without the text around it?
 
@@ -167,12 +173,7 @@ def standalone(text: str) -> bool:
     # A sentence opening with a past participle has dropped its subject ("Written by Ann
     # for new joiners."): it describes something the reader has to be looking at.
     participle = words[0].endswith(("ed", "en")) and len(words[0]) > 4 and words[1] == "by"
-    return (
-        words[0] not in _ANAPHORA
-        and words[-1] not in _ANAPHORA
-        and not participle
-        and not _POINTS_BACK.intersection(words)
-    )
+    return not leans_back(text) and not participle and not _POINTS_BACK.intersection(words)
 
 
 # A sentence tied to the day it was written: what happened or is planned around "today"

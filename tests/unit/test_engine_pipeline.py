@@ -685,3 +685,29 @@ def test_a_sweep_puts_the_garbage_collector_back_as_it_found_it(monkeypatch):
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_a_remark_pointing_back_in_every_wording_is_no_candidate_however_often_said():
+    said = [
+        ep(1, 0, "It means a lot to the whole team."),
+        ep(2, 3, "It means a lot to the whole team!"),
+        ep(3, 6, "it means a lot to the whole team"),
+        ep(4, 9, "It really means a lot to the whole team."),
+    ]
+    result = run_sweep(said, now=NOW)
+
+    assert result.candidates == []
+    assert "junk:points_back" in {s.reason for s in result.stays_episodic}
+
+
+def test_of_a_facts_wordings_one_that_reads_on_its_own_is_proposed():
+    leaning = (
+        "The staging database runs PostgreSQL 16 on db-staging-2, keep it that way, all of this"
+    )
+    said = [*five_wordings(), ep(6, 4, leaning, source_trust=0.9)]
+    result = run_sweep(said, now=NOW)
+
+    (candidate,) = result.candidates
+    assert sorted(supports(candidate)) == [1, 2, 3, 4, 5, 6]
+    # The most trusted wording ends pointing back; one of the others is shown instead.
+    assert candidate.text == "db-staging-2 is our staging database, PostgreSQL 16."
