@@ -21,7 +21,7 @@ from .route import Route, route, section_name
 from .score import EvidenceView, recall_for, signals, weighted
 from .similar import terms_of
 from .types import TERMINAL_LIFECYCLES, CandidateDraft, Evidence
-from .wording import dated, display_text, leans_back, standalone, trim_snippet
+from .wording import dated, display_text, opens_pointing_back, standalone, trim_snippet
 
 _MAX_CONTRADICT_IDS = 50
 # Two sentences longer than this together are no longer one claim read at a glance.
@@ -184,11 +184,10 @@ def _score(
         if alone and not standalone(choice.text):
             reasons[ci] = "junk:leans_on_context"
             continue
-        # choose() prefers a wording that reads on its own: if the best one still opens or
-        # ends on a word pointing at its neighbours ("It means a lot.", "Take a look at
-        # this."), every wording does, and however often it is said a reviewer could not
-        # approve it as it stands.
-        if c.kind == "fact" and not contest.kind and leans_back(choice.text):
+        # choose() prefers a wording that reads on its own: if the best one still opens
+        # on a word pointing at what came before ("It means a lot."), every wording does,
+        # and however often it is said a reviewer could not approve it as it stands.
+        if c.kind == "fact" and not contest.kind and opens_pointing_back(choice.text):
             reasons[ci] = "junk:points_back"
             continue
         if alone:

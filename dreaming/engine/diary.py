@@ -189,8 +189,7 @@ _REASON_WORDS = {
     "rehydrate:evidence_gone": "no longer live",
     "dated": "told only as news of the day it was written (a log entry or a plan)",
     "junk:leans_on_context": "said once, and not readable without the sentences around it",
-    "junk:points_back": "in every wording opens or ends on a word pointing at the sentences "
-    "around it",
+    "junk:points_back": "in every wording opens on a word pointing at what came before",
 }
 
 

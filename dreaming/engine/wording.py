@@ -155,10 +155,12 @@ _ANAPHORA = frozenset(
 _POINTS_BACK = frozenset(("it", "them", "here"))
 
 
-def leans_back(text: str) -> bool:
-    """Does the sentence open or end on a word pointing back ("It means a lot.")?"""
-    words = [w.lower() for w in re.findall(r"[\w'’-]+", text)]
-    return bool(words) and (words[0] in _ANAPHORA or words[-1] in _ANAPHORA)
+def opens_pointing_back(text: str) -> bool:
+    """Does the sentence open on a word pointing back at what came before ("It means a
+    lot.", "This time with the seed logged")? A pronoun further on may have its
+    antecedent in the sentence itself ("numbers come with the command that made them")."""
+    first = re.match(r"\W*([\w'’-]+)", text)
+    return first is not None and first.group(1).lower() in _ANAPHORA
 
 
 def standalone(text: str) -> bool:
@@ -173,7 +175,12 @@ def standalone(text: str) -> bool:
     # A sentence opening with a past participle has dropped its subject ("Written by Ann
     # for new joiners."): it describes something the reader has to be looking at.
     participle = words[0].endswith(("ed", "en")) and len(words[0]) > 4 and words[1] == "by"
-    return not leans_back(text) and not participle and not _POINTS_BACK.intersection(words)
+    return (
+        not opens_pointing_back(text)
+        and words[-1] not in _ANAPHORA
+        and not participle
+        and not _POINTS_BACK.intersection(words)
+    )
 
 
 # A sentence tied to the day it was written: what happened or is planned around "today"

@@ -702,12 +702,13 @@ def test_a_remark_pointing_back_in_every_wording_is_no_candidate_however_often_s
 
 def test_of_a_facts_wordings_one_that_reads_on_its_own_is_proposed():
     leaning = (
-        "The staging database runs PostgreSQL 16 on db-staging-2, keep it that way, all of this"
+        "This staging database (Postgres, v16) runs PostgreSQL 16 on host db-staging-2, "
+        "staging DB lives there"
     )
     said = [*five_wordings(), ep(6, 4, leaning, source_trust=0.9)]
     result = run_sweep(said, now=NOW)
 
     (candidate,) = result.candidates
     assert sorted(supports(candidate)) == [1, 2, 3, 4, 5, 6]
-    # The most trusted wording ends pointing back; one of the others is shown instead.
-    assert candidate.text == "db-staging-2 is our staging database, PostgreSQL 16."
+    # The most trusted wording, covering the most, opens pointing back: another is shown.
+    assert candidate.text == "The staging database runs PostgreSQL 16 on db-staging-2."
