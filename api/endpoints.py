@@ -193,7 +193,9 @@ def retrieve(
 
     Each retrieval is recorded as a recall trace, which feeds dreaming's relevance signals.
     """
-    return recall.recall(caller(request, slug, Scope.READ), query=q, k=k, budget=budget)
+    return recall.recall(
+        caller(request, slug, Scope.READ), query=q, k=k, budget=budget, query_name="q"
+    )
 
 
 @api.get(f"{P}/startup-packet", response={200: dict, **ERRORS}, tags=["exports"])

@@ -18,19 +18,21 @@ from reviews.exports.service import exports_for_list
 STARTUP_PACKET = "STARTUP_PACKET.md"
 
 
-def recall(caller: Caller, *, query: str, k: int = 10, budget: int | None = None) -> dict:
+def recall(
+    caller: Caller, *, query: str, k: int = 10, budget: int | None = None, query_name="query"
+) -> dict:
     """Ranked hits across layers (reviewed claims first) as the caller may read them.
 
-    Records a recall trace, which feeds the next sweep's relevance signals.
+    Records a recall trace, which feeds the next sweep's relevance signals. A refusal
+    names the argument as the caller sent it: `query_name` for the query, `k`, `budget`.
     """
-    refuse_unstorable("query", query)
+    refuse_unstorable(query_name, query)
     reader = Reader.for_role(caller.actor(), caller.project, caller.role)
     try:
         pack = retrieve(caller.project, query, caller=reader, limit=k, budget=budget)
     except RetrievalError as exc:
-        # The service says which argument it refused in words; name it as the caller sent it.
-        field = next((f for f in ("query", "budget") if f in str(exc)), "k")
-        raise InputError(field, str(exc)) from None
+        sent = {"query": query_name, "limit": "k"}.get(exc.argument, exc.argument)
+        raise InputError(sent, str(exc)) from None
     return {**pack.as_json(), "context": pack.as_text()}
 
 

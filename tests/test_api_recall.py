@@ -60,7 +60,8 @@ def test_retrieve_refuses_bad_input(client, project, alice, params, status):
     ("params", "field"),
     [
         # A 500 on PostgreSQL (no U+0000 in a search or a recall trace).
-        ({"q": "staging\x00db"}, "query"),
+        ({"q": "staging\x00db"}, "q"),
+        ({"q": " "}, "q"),
         # Was answered naming "k".
         ({"q": "staging", "budget": 0}, "budget"),
         ({"q": "staging", "k": 0}, "k"),

@@ -32,7 +32,11 @@ SPEAKER_BOOST = 0.5
 
 
 class RetrievalError(ValueError):
-    """Bad input to a retrieval (empty query, limit out of range)."""
+    """Bad input to a retrieval (empty query, limit out of range); `argument` names which."""
+
+    def __init__(self, argument: str, message: str) -> None:
+        self.argument = argument
+        super().__init__(message)
 
 
 @dataclass(frozen=True)
@@ -165,13 +169,13 @@ def retrieve(
     """
     query = " ".join((query or "").split())
     if not query:
-        raise RetrievalError("the query is empty")
+        raise RetrievalError("query", "the query is empty")
     if len(query) > MAX_QUERY:
-        raise RetrievalError(f"the query is longer than {MAX_QUERY} characters")
+        raise RetrievalError("query", f"the query is longer than {MAX_QUERY} characters")
     if not 1 <= limit <= MAX_LIMIT:
-        raise RetrievalError(f"limit must be between 1 and {MAX_LIMIT}")
+        raise RetrievalError("limit", f"limit must be between 1 and {MAX_LIMIT}")
     if budget is not None and budget < 1:
-        raise RetrievalError("budget must be a positive number of tokens")
+        raise RetrievalError("budget", "budget must be a positive number of tokens")
     started = time.perf_counter()
     using = backend()
     index_fold(project, using)
