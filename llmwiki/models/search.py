@@ -10,14 +10,17 @@ from llmwiki.models.projects import Project
 class SearchDocument(models.Model):
     """One indexed unit (a claim, a page section, an episode) for PostgreSQL full-text search.
 
-    The text is matched through an expression GIN index on `to_tsvector('english', text)`,
-    created by the migration on PostgreSQL only; on SQLite the table stays empty.
+    `text` is the item's own words, then a newline and `context` (an episode's neighbouring
+    turns, a section's page title) when there is one. On PostgreSQL a trigger keeps them
+    as a labelled tsvector in a column the model does not declare, `vec`, with a GIN index
+    (migration 0010); on SQLite the table stays empty.
     """
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
     key = models.CharField(max_length=64)
     layer = models.CharField(max_length=10)
     text = models.TextField()
+    context = models.TextField(blank=True, default="")
     sensitive = models.BooleanField(default=False)
     trust = models.CharField(max_length=10)
     security_class = models.CharField(max_length=10)

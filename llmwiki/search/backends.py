@@ -253,7 +253,8 @@ def _rewrite_deleted(writer, segments):
 
 
 class PostgresBackend(Backend):
-    """Full-text search over `SearchDocument` rows through the migration's GIN index."""
+    """Full-text search over `SearchDocument` rows: their stored, labelled vectors and GIN
+    index (migration 0010), on PostgreSQL only."""
 
     name = "postgresql"
 
@@ -280,10 +281,9 @@ class PostgresBackend(Backend):
                     project_id=project_id,
                     key=d.key,
                     layer=d.layer,
-                    # PostgreSQL ranks one text: the context (an episode's neighbouring
-                    # turns, a section's page title) goes after the item's own words, at
-                    # full weight where Whoosh gives it half (BM25F).
+                    # Matched as one text (the GIN index), ranked apart: see search().
                     text=f"{d.text}\n{d.context}" if d.context else d.text,
+                    context=d.context,
                     sensitive=d.sensitive,
                     trust=d.trust,
                     security_class=d.security_class,
@@ -301,6 +301,7 @@ class PostgresBackend(Backend):
                 update_fields=[
                     "layer",
                     "text",
+                    "context",
                     "sensitive",
                     "trust",
                     "security_class",
@@ -320,20 +321,53 @@ class PostgresBackend(Backend):
                 )
 
     def search(self, project_id, layer, query, *, sensitive, limit):
-        words = sorted({w.lower() for w in WORDS.findall(query)})
-        if not words:
-            return []
-        # Any word may match (OR), as BM25 does; ts_rank_cd ranks by how many and how close.
-        tsquery = " | ".join(f"'{w}'" for w in words)
-        sql = (
-            "SELECT key, ts_rank_cd(to_tsvector('english', text), q, 1) AS rank "
-            "FROM llmwiki_searchdocument, to_tsquery('english', %s) q "
-            "WHERE project_id = %s AND layer = %s AND (%s OR NOT sensitive) "
-            "AND to_tsvector('english', text) @@ q "
-            "ORDER BY rank DESC, id LIMIT %s"
-        )
+        """Documents holding any of the query's words, ranked by idf-weighted term ranks.
+
+        PostgreSQL's ts_rank knows how often a word occurs in a document but not how rare
+        it is in the project, so a word nearly every episode has would weigh as much as
+        the one that finds the answer. Each query word is therefore ranked apart and
+        weighted by its Okapi idf among the layer's documents (counted through the GIN
+        index), as BM25 weighs it. The item's own words count in full and its context
+        (label B) at CONTEXT_BOOST, as the Whoosh backend weighs its fields.
+        """
         with connection.cursor() as cursor:
-            cursor.execute(sql, [tsquery, project_id, layer, sensitive, limit])
+            cursor.execute(
+                "SELECT coalesce(array_agg(lexeme ORDER BY lexeme), '{}') "
+                "FROM unnest(to_tsvector('english', %s))",
+                [query],
+            )
+            lexemes = cursor.fetchone()[0]
+            if not lexemes:
+                return []
+            terms = [_tsquery_term(lexeme) for lexeme in lexemes]
+            # The SQL is assembled from fixed fragments, one per query word; every value
+            # (the words included) travels as a parameter.
+            where = "project_id = %s AND layer = %s AND (%s OR NOT sensitive)"
+            counts = ", ".join(
+                f"(SELECT count(*) FROM llmwiki_searchdocument WHERE {where} "  # noqa: S608
+                "AND vec @@ %s::tsquery)"
+                for _ in terms
+            )
+            scope = [project_id, layer, True]  # idf over every document of the layer
+            cursor.execute(
+                f"SELECT (SELECT count(*) FROM llmwiki_searchdocument WHERE {where}), {counts}",  # noqa: S608
+                scope + [x for t in terms for x in (*scope, t)],
+            )
+            total, *dfs = cursor.fetchone()
+            kept = [(t, bm25f.okapi_idf(total, df)) for t, df in zip(terms, dfs, strict=True) if df]
+            if not kept:
+                return []
+            weights = f"'{{0, 0, {CONTEXT_BOOST}, 1}}'::float4[]"  # labels D, C, B, A
+            score = " + ".join(f"%s * ts_rank({weights}, vec, %s::tsquery)" for _ in kept)
+            sql = (
+                f"SELECT key, {score} AS rank FROM llmwiki_searchdocument "  # noqa: S608
+                f"WHERE {where} AND vec @@ %s::tsquery ORDER BY rank DESC, id LIMIT %s"
+            )
+            cursor.execute(
+                sql,
+                [x for t, idf in kept for x in (idf, t)]
+                + [project_id, layer, sensitive, " | ".join(t for t, _ in kept), limit],
+            )
             return [(key, float(rank)) for key, rank in cursor.fetchall()]
 
     def digests(self, project_id):
@@ -343,6 +377,11 @@ class PostgresBackend(Backend):
         with transaction.atomic():
             SearchDocument.objects.filter(project=project_id).delete()
             SearchWatermark.objects.filter(project=project_id).delete()
+
+
+def _tsquery_term(lexeme: str) -> str:
+    """A lexeme as a tsquery of its own, quoted so it is taken as written (not re-parsed)."""
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
 def backend() -> Backend:
