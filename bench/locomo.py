@@ -28,7 +28,7 @@ import unicodedata
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from common import REPO_DIR, md_table, record, setup_django, text_table
+from common import REPO_DIR, db_label, md_table, record, setup_django, text_table
 
 DATA = REPO_DIR.parent / "shared" / "data" / "locomo-dev.json"
 CATEGORIES = {1: "1 multi-hop", 2: "2 temporal", 3: "3 open-domain", 4: "4 single-hop"}
@@ -410,8 +410,8 @@ def main(argv: list[str] | None = None) -> int:
     multi = groups[CATEGORIES[1]]
     all5 = sum(r["ours"]["all@5"] for r in multi) / len(multi)
     notes = [
-        f"- LoCoMo dev split ({len(conversations)} conversations, {count} scored questions), "
-        f"each ingested as a transcript project, dreamed, then `manage.py retrieve "
+        f"- LoCoMo dev split ({len(conversations)} conversations, {count} scored questions) on "
+        f"{db_label()}, each ingested as a transcript project, dreamed, then `manage.py retrieve "
         f"--queries-file --k 10 --json` in one process ({seconds:.1f} s for all queries).",
         "- Plain BM25: Okapi over single turns ('<speaker> (<session date>): <text>'), "
         "k1 1.2, b 0.75, stop words dropped, same run.",
