@@ -146,7 +146,13 @@ _live: dict[str, set[tuple[str, str]]] = {}
 
 
 def _segments(index_key: str, searcher) -> list[_Segment]:
-    segments = [_Segment(index_key, r, o) for r, o in searcher.ixreader.leaf_readers()]
+    # An index with no segment yet (created by a delete before any write) reads as one
+    # empty reader without a segment: nothing to score.
+    segments = [
+        _Segment(index_key, r, o)
+        for r, o in searcher.ixreader.leaf_readers()
+        if r.segment() is not None
+    ]
     live = {s.key for s in segments}
     gone = _live.get(index_key, set()) - live
     if gone:  # a merge replaced them: what was decoded from them is of no further use

@@ -183,3 +183,10 @@ def test_a_document_scrubbed_from_the_index_is_not_found_again_in_the_same_proce
     backend.apply(1, [], [f"{EPISODE}:0"], (), None, scrub=True)
     assert backend.search(1, EPISODE, "zebra", sensitive=True, limit=5) == []
     assert len(backend.search(1, EPISODE, " ".join(WORDS), sensitive=True, limit=500)) == 99
+
+
+def test_an_index_holding_no_segment_yet_answers_nothing(tmp_path):
+    backend = WhooshBackend(tmp_path)
+    backend.apply(1, [], [f"{EPISODE}:7"], (), None)  # a delete creates the index, empty
+    assert backend._index(1, EPISODE, create=False) is not None
+    assert backend.search(1, EPISODE, "replica lag", sensitive=True, limit=5) == []
