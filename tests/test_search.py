@@ -344,19 +344,22 @@ def test_a_query_stays_inside_its_project(project, other_project):
     assert {h.locators[0]["turn_id"] for h in pack.hits} == {"D2:1"}
 
 
-def test_an_episode_by_the_person_the_query_names_is_lifted():
-    from llmwiki.search.retrieval import Hit, _rerank
+def hit(pk, actor, score, text=""):
+    from llmwiki.search.retrieval import Hit
 
-    def hit(pk, actor, score):
-        return Hit(
-            kind="episode",
-            id=pk,
-            text="",
-            score=score,
-            trust_label="draft",
-            security_class="internal",
-            actor=actor,
-        )
+    return Hit(
+        kind="episode",
+        id=pk,
+        text=text,
+        score=score,
+        trust_label="draft",
+        security_class="internal",
+        actor=actor,
+    )
+
+
+def test_an_episode_by_the_person_the_query_names_is_lifted():
+    from llmwiki.search.retrieval import _rerank
 
     ranked = _rerank(
         [hit(1, "user:Tom", 1.0), hit(2, "user:Maya", 0.8)], "What did Maya's cat eat?"
@@ -364,6 +367,16 @@ def test_an_episode_by_the_person_the_query_names_is_lifted():
     assert [h.id for h in ranked] == [2, 1] and ranked[0].score == 1.0
     unnamed = _rerank([hit(1, "user:Tom", 1.0), hit(2, "user:Maya", 0.8)], "what did the cat eat")
     assert [h.id for h in unnamed] == [1, 2]
+
+
+def test_an_episode_that_only_asks_goes_behind_a_statement_matching_about_as_well():
+    from llmwiki.search.retrieval import _rerank
+
+    asked = hit(1, "user:Tom", 1.0, "Which port does the relay listen on?")
+    told = hit(2, "user:Maya", 0.9, "The relay listens on port 6380.")
+    weaker = hit(3, "user:Maya", 0.5, "Port numbers are in the runbook.")
+    ranked = _rerank([asked, told, weaker], "relay port")
+    assert [h.id for h in ranked] == [2, 1, 3]
 
 
 def test_an_answer_is_found_through_the_question_before_it(project):
