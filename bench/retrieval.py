@@ -47,7 +47,7 @@ from common import (
     synthetic_texts,
     text_table,
 )
-from whoosh.analysis import STOP_WORDS
+from whoosh.lang import stopwords_for_language
 
 ASK = [
     "what caused {symptom} on {host}",
@@ -116,6 +116,9 @@ def seed_claims(project, texts: list[str], episode_ids: list[int]) -> None:
     )
 
 
+STOP = stopwords_for_language("en")
+
+
 def fts5(episodes: list[str], claims: list[str]):
     db = sqlite3.connect(":memory:")
     db.execute("CREATE VIRTUAL TABLE doc USING fts5(layer UNINDEXED, body, tokenize='porter')")
@@ -124,9 +127,9 @@ def fts5(episodes: list[str], claims: list[str]):
     db.commit()
 
     def search(query: str) -> list:
-        # The words Whoosh's analyzer keeps: stop words match nearly every text, and
+        # The words the index's analyzer keeps: stop words match nearly every text, and
         # FTS5 would rank every one of those documents.
-        words = [w for w in re.findall(r"[A-Za-z0-9]+", query) if w.lower() not in STOP_WORDS]
+        words = [w for w in re.findall(r"[A-Za-z0-9]+", query) if w.lower() not in STOP]
         match = " OR ".join(f'"{w}"' for w in words)
         sql = "SELECT rowid FROM doc WHERE doc MATCH ? AND layer = ? ORDER BY bm25(doc) LIMIT 10"
         return (
