@@ -337,9 +337,9 @@ class PostgresBackend(Backend):
         PostgreSQL's ts_rank knows how often a word occurs in a document but not how rare
         it is in the project, so a word nearly every episode has would weigh as much as
         the one that finds the answer. Each query word is therefore ranked apart and
-        weighted by its Okapi idf among the layer's documents (counted through the GIN
-        index), as BM25 weighs it. The item's own words count in full and its context
-        (label B) at CONTEXT_BOOST, as the Whoosh backend weighs its fields.
+        weighted by its Okapi idf among the layer's documents, as BM25 weighs it. The
+        item's own words count in full and its context (label B) at CONTEXT_BOOST, as the
+        Whoosh backend weighs its fields.
         """
         with connection.cursor() as cursor:
             cursor.execute(
@@ -354,15 +354,14 @@ class PostgresBackend(Backend):
             # The SQL is assembled from fixed fragments, one per query word; every value
             # (the words included) travels as a parameter.
             where = "project_id = %s AND layer = %s AND (%s OR NOT sensitive)"
-            counts = ", ".join(
-                f"(SELECT count(*) FROM llmwiki_searchdocument WHERE {where} "  # noqa: S608
-                "AND vec @@ %s::tsquery)"
-                for _ in terms
-            )
-            scope = [project_id, layer, True]  # idf over every document of the layer
+            # One pass over the layer's rows counts them all and each word's holders: a
+            # common word's GIN bitmap is as large as the layer, so a count per word would
+            # read the rows once per word.
+            counts = ", ".join("count(*) FILTER (WHERE vec @@ %s::tsquery)" for _ in terms)
             cursor.execute(
-                f"SELECT (SELECT count(*) FROM llmwiki_searchdocument WHERE {where}), {counts}",  # noqa: S608
-                scope + [x for t in terms for x in (*scope, t)],
+                f"SELECT count(*), {counts} FROM llmwiki_searchdocument "  # noqa: S608
+                "WHERE project_id = %s AND layer = %s",
+                [*terms, project_id, layer],
             )
             total, *dfs = cursor.fetchone()
             kept = [(t, bm25f.okapi_idf(total, df)) for t, df in zip(terms, dfs, strict=True) if df]
