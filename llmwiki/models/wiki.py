@@ -173,6 +173,24 @@ class Claim(models.Model):
             )
 
 
+class ExportQuerySet(models.QuerySet):
+    def stale_ids(self) -> set[int]:
+        """Which of these exports used a claim no longer approved, or a page revision no
+        longer its page's current one (2 queries, for exports of any number of projects)."""
+        ids = self.values("pk")
+        stale = set(
+            Export.claims.through.objects.filter(export__in=ids)
+            .exclude(claim__status=Claim.Status.APPROVED)
+            .values_list("export_id", flat=True)
+        )
+        stale |= set(
+            Export.revisions.through.objects.filter(export__in=ids)
+            .exclude(pagerevision__page__current_revision=models.F("pagerevision"))
+            .values_list("export_id", flat=True)
+        )
+        return stale
+
+
 class Export(models.Model):
     class Kind(models.TextChoices):
         SYSTEM_PROFILE = "system-profile", "System profile"
@@ -195,6 +213,8 @@ class Export(models.Model):
     claims = models.ManyToManyField(Claim, related_name="exports", blank=True)
     revisions = models.ManyToManyField(PageRevision, related_name="exports", blank=True)
 
+    objects = ExportQuerySet.as_manager()
+
     class Meta:
         ordering = ["-generated_at", "-id"]
 
@@ -203,11 +223,7 @@ class Export(models.Model):
 
     def is_stale(self) -> bool:
         """Stale when any claim it depends on is no longer approved or a page moved on."""
-        if self.claims.exclude(status=Claim.Status.APPROVED).exists():
-            return True
-        return self.revisions.exclude(
-            pk__in=Page.objects.filter(project=self.project).values("current_revision")
-        ).exists()
+        return bool(Export.objects.filter(pk=self.pk).stale_ids())
 
 
 class RecallTrace(models.Model):

@@ -10,7 +10,6 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 
 from llmwiki.access import has_role, role_in
@@ -19,7 +18,6 @@ from llmwiki.models import (
     ROLE_RANK,
     SECURITY_RANK,
     AuditEvent,
-    Claim,
     Export,
     Project,
     Role,
@@ -277,19 +275,8 @@ def exports_quoting(project_id: int, episode_ids: list[int]) -> set[int]:
 
 
 def stale_export_ids(export_ids: list[int]) -> set[int]:
-    """Which of these exports used a claim no longer approved, or a revision no longer its
-    page's current one (2 queries, for exports of any number of projects)."""
-    stale = set(
-        Export.claims.through.objects.filter(export__in=export_ids)
-        .exclude(claim__status=Claim.Status.APPROVED)
-        .values_list("export_id", flat=True)
-    )
-    stale |= set(
-        Export.revisions.through.objects.filter(export__in=export_ids)
-        .exclude(pagerevision__page__current_revision=F("pagerevision"))
-        .values_list("export_id", flat=True)
-    )
-    return stale
+    """Which of these exports are stale (`ExportQuerySet.stale_ids`)."""
+    return Export.objects.filter(pk__in=export_ids).stale_ids()
 
 
 def exports_for_list(project: Project) -> list[Export]:
