@@ -1,6 +1,10 @@
 from __future__ import annotations
 
+import re
+from typing import Any
+
 from django import forms
+from django.contrib.auth import get_user_model
 
 from dreaming.models import Candidate, Conflict
 from llmwiki.models import PageKey, SecurityClass
@@ -60,6 +64,19 @@ class ConflictResolveForm(forms.Form):
     owner = forms.CharField(required=False, max_length=150, label="Owner (username)")
     sensitive_confirmed = forms.BooleanField(required=False, label="Sensitive content reviewed")
     due = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+
+    def arguments(self, post) -> dict[str, Any]:
+        """The valid form as `conflict_resolve`'s keyword arguments: the owner as a user
+        (None when the username names nobody), each side's scope from its `scope_N` field."""
+        data = self.cleaned_data
+        owner = None
+        if data["owner"]:
+            owner = get_user_model().objects.filter(username=data["owner"]).first()
+        scopes = {
+            int(m[1]): v for k, v in post.items() if (m := re.fullmatch(r"scope_([0-9]{1,4})", k))
+        }
+        kept = ("resolution", "note", "winner", "merged_text", "due", "sensitive_confirmed")
+        return {**{k: data[k] for k in kept}, "owner": owner, "scopes": scopes}
 
 
 class RollbackForm(forms.Form):

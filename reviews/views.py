@@ -6,7 +6,6 @@ import re
 from datetime import timedelta
 
 from django.contrib import messages
-from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.db.models import (
     Case,
@@ -346,34 +345,15 @@ def _resolve(request: HttpRequest, project: Project) -> HttpResponse:
             messages.error(request, " ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
         return redirect("reviews:conflicts", slug=project.slug)
     data = form.cleaned_data
-    owner = None
-    if data["owner"]:
-        owner = get_user_model().objects.filter(username=data["owner"]).first()
-        if owner is None:
-            messages.error(request, f"No user named {data['owner']!r}.")
-            return redirect("reviews:conflicts", slug=project.slug)
-    scopes = {
-        int(m[1]): v
-        for k, v in request.POST.items()
-        if (m := re.fullmatch(r"scope_([0-9]{1,4})", k))
-    }
+    arguments = form.arguments(request.POST)
+    if data["owner"] and arguments["owner"] is None:
+        messages.error(request, f"No user named {data['owner']!r}.")
+        return redirect("reviews:conflicts", slug=project.slug)
     try:
-        conflict_resolve(
-            conflict=conflict,
-            actor=request.user,
-            resolution=data["resolution"],
-            note=data["note"],
-            winner=data["winner"],
-            merged_text=data["merged_text"],
-            scopes=scopes,
-            owner=owner,
-            due=data["due"],
-            sensitive_confirmed=data["sensitive_confirmed"],
-        )
+        conflict_resolve(conflict=conflict, actor=request.user, **arguments)
     except services.ReviewRefused as refused:
         messages.error(request, str(refused))
-        response = redirect("reviews:conflicts", slug=project.slug)
-        return response
+        return redirect("reviews:conflicts", slug=project.slug)
     conflict.refresh_from_db()
     messages.success(
         request,

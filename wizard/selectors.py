@@ -14,7 +14,8 @@ from django.db.models import Exists, OuterRef
 
 from dreaming.models import Candidate, CandidateEvidence, Conflict, ConflictSide
 from llmwiki.access import Labels
-from llmwiki.models import Episode, Export, PageKey
+from llmwiki.models import Episode, Export
+from llmwiki.services import DEFAULT_PAGES
 from reviews.conflicts import needs_sensitive_confirmation
 from reviews.export_views import may_download
 from reviews.exports import export_folder
@@ -24,14 +25,8 @@ from wizard.models import WizardRun
 from wizard.services import run_episodes
 
 SHOWN = 100
-DESTINATIONS = [
-    PageKey.SYSTEM_OVERVIEW,
-    PageKey.DECISION_LOG,
-    PageKey.OPEN_QUESTIONS,
-    PageKey.RUNBOOKS,
-    PageKey.GOVERNANCE,
-    PageKey.GLOSSARY,
-]
+# The pages a destination-aware proposal can name: those every project starts with.
+DESTINATIONS = DEFAULT_PAGES
 
 
 @dataclass

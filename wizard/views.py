@@ -12,7 +12,6 @@ from collections.abc import Callable
 from functools import wraps
 
 from django.contrib import messages
-from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError
@@ -295,30 +294,11 @@ def step_conflicts(request: HttpRequest, run: WizardRun) -> HttpResponse:
             return redirect(step_url(run, "conflicts"))
         data = form.cleaned_data
         conflict = get_object_or_404(Conflict, project=run.project, pk=data["conflict"])
-        owner = None
-        if data["owner"]:
-            owner = get_user_model().objects.filter(username=data["owner"]).first()
-        scopes = {
-            int(m[1]): v
-            for k, v in request.POST.items()
-            if (m := re.fullmatch(r"scope_([0-9]{1,4})", k))
-        }
+        arguments = form.arguments(request.POST)
         try:
-            if data["owner"] and owner is None:
+            if data["owner"] and arguments["owner"] is None:
                 raise Refused(f"no user named {data['owner']!r}", 400)
-            services.wizard_resolve(
-                run=run,
-                actor=request.user,
-                conflict=conflict,
-                resolution=data["resolution"],
-                note=data["note"],
-                winner=data["winner"],
-                merged_text=data["merged_text"],
-                scopes=scopes,
-                owner=owner,
-                due=data["due"],
-                sensitive_confirmed=data["sensitive_confirmed"],
-            )
+            services.wizard_resolve(run=run, actor=request.user, conflict=conflict, **arguments)
         except Refused as exc:
             _refused(request, exc)
         else:
