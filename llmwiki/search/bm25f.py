@@ -185,12 +185,13 @@ def top_k(
     total = searcher.doc_count_all()
     scores = np.zeros(total, np.float64)
     weighted = np.zeros(total, np.float64)
+    averages = {field: searcher.avg_field_length(field) or 1.0 for field, _ in fields}
     for text in terms:
         # BM25F: the term's frequencies in every field, each normalised by the field's
         # length and weighted by its boost, are added before saturating once.
         weighted.fill(0.0)
         for field, boost in fields:
-            avg = searcher.avg_field_length(field) or 1.0
+            avg = averages[field]
             for seg in segments:
                 ids, tf = seg.postings(field, text)
                 if len(ids):
