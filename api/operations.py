@@ -13,7 +13,7 @@ from typing import Any
 from django.db.models import Prefetch
 
 from api.models import ApiToken
-from api.services import Caller, NotFound, write_allowed
+from api.services import Caller, NotFound, paged, write_allowed
 from dreaming.models import Candidate, CandidateEvidence, DreamRun
 from dreaming.selectors import candidate_document
 from dreaming.services import DreamBusy, dream_request
@@ -106,13 +106,9 @@ def candidate_list(caller: Caller, *, status: str, limit: int, offset: int) -> d
                 "status", f"unknown status {status!r}; one of {', '.join(Candidate.Status.values)}"
             )
         qs = qs.filter(status=status)
-    rows = list(qs.order_by("-score", "id")[offset : offset + limit])
-    return {
-        "count": qs.count(),
-        "limit": limit,
-        "offset": offset,
-        "items": [candidate_out(caller, c) for c in rows],
-    }
+    return paged(
+        qs, ("-score", "id"), limit=limit, offset=offset, out=lambda c: candidate_out(caller, c)
+    )
 
 
 def candidate_get(caller: Caller, candidate_id: int) -> dict[str, Any]:

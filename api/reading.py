@@ -10,7 +10,7 @@ from typing import Any
 from django.db.models import Prefetch
 
 from api.operations import candidate_out, masked
-from api.services import Caller, NotFound
+from api.services import Caller, NotFound, paged
 from dreaming.models import Candidate, CandidateEvidence, Conflict
 from llmwiki.access import Labels
 from llmwiki.errors import InputError, refuse_unstorable
@@ -260,22 +260,17 @@ def conflict_list(caller: Caller, *, show: str, limit: int, offset: int) -> dict
         qs = qs.filter(status=Conflict.Status.RESOLVED)
     elif show != "all":
         raise InputError("show", f"unknown value {show!r}; one of {', '.join(CONFLICT_SHOW)}")
-    rows = list(qs.order_by("detected_at", "id")[offset : offset + limit])
-    return {
-        "count": qs.count(),
-        "limit": limit,
-        "offset": offset,
-        "items": [_conflict_out(caller, c) for c in rows],
-    }
+    return paged(
+        qs,
+        ("detected_at", "id"),
+        limit=limit,
+        offset=offset,
+        out=lambda c: _conflict_out(caller, c),
+    )
 
 
 def open_questions(caller: Caller, *, limit: int, offset: int) -> dict[str, Any]:
     """What stays open: unresolved conflicts, escalated ones first (they have an owner)."""
     qs = _conflicts(caller).unresolved()
-    rows = list(qs.order_by("status", "due", "detected_at", "id")[offset : offset + limit])
-    return {
-        "count": qs.count(),
-        "limit": limit,
-        "offset": offset,
-        "items": [_conflict_out(caller, c) for c in rows],
-    }
+    order = ("status", "due", "detected_at", "id")
+    return paged(qs, order, limit=limit, offset=offset, out=lambda c: _conflict_out(caller, c))

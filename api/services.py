@@ -8,6 +8,7 @@ import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
@@ -163,3 +164,14 @@ def write_allowed(token: ApiToken) -> None:
                 f"write rate limit: {limit} writes a minute per token; retry in {wait} s", 429
             )
         ApiToken.objects.filter(pk=row.pk).update(window_writes=F("window_writes") + 1)
+
+
+def paged(rows, order: tuple[str, ...], *, limit: int, offset: int, out) -> dict[str, Any]:
+    """One page of `rows` in `order` as the API lists things: count, window, `out` of each."""
+    window = rows.order_by(*order)[offset : offset + limit]
+    return {
+        "count": rows.count(),
+        "limit": limit,
+        "offset": offset,
+        "items": [out(row) for row in window],
+    }
