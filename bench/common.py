@@ -128,7 +128,7 @@ def peak_rss_mb() -> float:
 
 
 def machine_info() -> str:
-    """One line: CPU model, cores, RAM, Python, Django and SQLite versions."""
+    """One line: CPU model, cores, RAM, Python, Django and database versions."""
     cpu = platform.processor() or platform.machine()
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -153,8 +153,17 @@ def machine_info() -> str:
         django_version = "absent"
     return (
         f"{cpu}, {os.cpu_count()} cores{ram}, Python {platform.python_version()}, "
-        f"Django {django_version}, SQLite {sqlite3.sqlite_version}"
+        f"Django {django_version}, {_database()}"
     )
+
+
+def _database() -> str:
+    """The database the run used when Django is set up (a PostgreSQL run said "SQLite")."""
+    from django.apps import apps
+
+    if apps.ready:
+        return db_label().replace("sqlite", "SQLite", 1).replace("postgresql", "PostgreSQL")
+    return f"SQLite {sqlite3.sqlite_version}"
 
 
 def record(title: str, lines: list[str], path: Path = RESULTS_PATH) -> None:

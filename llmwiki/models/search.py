@@ -10,8 +10,8 @@ from llmwiki.models.projects import Project
 class SearchDocument(models.Model):
     """One indexed unit (a claim, a page section, an episode) for PostgreSQL full-text search.
 
-    `text` is the item's own words, then a newline and `context` (an episode's neighbouring
-    turns, a section's page title) when there is one. On PostgreSQL a trigger keeps them
+    `text` is the item's own words, then a newline and `context` (the turn before an
+    episode, a section's page title) when there is one. On PostgreSQL a trigger keeps them
     as a labelled tsvector in a column the model does not declare, `vec`, with a GIN index
     (migration 0010); on SQLite the table stays empty.
     """

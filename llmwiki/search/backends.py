@@ -23,13 +23,18 @@ from llmwiki.models import SearchDocument, SearchWatermark
 from llmwiki.search import bm25f
 from llmwiki.search.documents import LAYERS, PAGE, Doc, Watermark
 
-# Named after the analyzer its terms were written with: an index from another analyzer
-# would not match the terms a query is read into, so a change of analyzer starts a new
-# directory, which the worker's fold (or the first query, or `search_index --rebuild`)
-# fills. "whoosh" held the Porter stemmer and Whoosh's 34 stop words.
-WHOOSH_DIR = "whoosh-snowball-en"
-# The context field (neighbouring turns) weighs this much against the item's own words;
-# tuned on the LoCoMo dev split (0.3 and 0.8 both ranked evidence lower).
+# Named after what the index was written with, its analyzer and its docs: an index from
+# another analyzer would not match the terms a query is read into, and one from another
+# doc format would rank by other words, so a change of either starts a new directory,
+# which the worker's fold (or the first query, or `search_index --rebuild`) fills.
+# "whoosh" held the Porter stemmer and Whoosh's 34 stop words; "whoosh-snowball-en" held
+# episodes with both neighbouring turns as context.
+WHOOSH_DIR = "whoosh-snowball-en-2"
+# Directories of earlier formats, removed when the current one is first written to: they
+# are never read again, and an erasure would not reach them.
+SUPERSEDED_DIRS = ("whoosh", "whoosh-snowball-en")
+# The context field (the turn before, a section's title) weighs this much against the
+# item's own words; tuned on the LoCoMo dev split (0.3 and 0.8 both ranked evidence lower).
 CONTEXT_BOOST = 0.5
 WORDS = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -126,8 +131,15 @@ class WhooshBackend(Backend):
             return index.open_dir(str(path))
         if not create:
             return None
+        self._drop_superseded()
         path.mkdir(parents=True, exist_ok=True)
         return index.create_in(str(path), self._schema())
+
+    def _drop_superseded(self) -> None:
+        if self.directory.name != WHOOSH_DIR:
+            return  # not under the data directory's index folder (a test's own)
+        for name in SUPERSEDED_DIRS:
+            shutil.rmtree(self.directory.parent / name, ignore_errors=True)
 
     def _searcher(self, project_id: int, layer: str):
         """A searcher kept open between queries, reopened when the index moved on.

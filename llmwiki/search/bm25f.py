@@ -11,7 +11,7 @@ Probabilistic Relevance Framework: BM25 and Beyond", 2009): a term's frequency i
 field is normalised by that field's length, weighted by the field's boost, and the sum
 saturates once, with Okapi's idf over the documents holding the term in any field.
 Whoosh's own BM25F scores each field apart and adds the saturated scores, so a word said
-in both the turn and its neighbours counted twice; on the LoCoMo dev split the proper
+in both the turn and its context counted twice; on the LoCoMo dev split the proper
 form ranks an evidence turn in the top 5 for 0.706 of questions against 0.665.
 Ties go in document order, as in Whoosh.
 
