@@ -19,7 +19,7 @@ from llmwiki.models.episodes import (
     Source,
 )
 from llmwiki.models.projects import ROLE_RANK, Membership, Project, Role, default_policy
-from llmwiki.models.search import SearchDocument, SearchWatermark
+from llmwiki.models.search import SearchDocument, SearchTerm, SearchWatermark
 from llmwiki.models.wiki import (
     ChangelogEntry,
     Claim,
@@ -55,6 +55,7 @@ __all__ = [
     "RecallTrace",
     "Role",
     "SearchDocument",
+    "SearchTerm",
     "SearchWatermark",
     "SecurityClass",
     "Source",

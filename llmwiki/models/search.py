@@ -37,6 +37,31 @@ class SearchDocument(models.Model):
         return self.key
 
 
+class SearchTerm(models.Model):
+    """How many of a project's documents in one layer hold a lexeme: the term dictionary
+    PostgreSQL's full-text search does not keep, so a query reads each word's document
+    frequency (its idf) from one row instead of scanning the layer.
+
+    The empty lexeme (no real lexeme is empty) counts the layer's documents. The search
+    backend keeps the counts in the same transaction as the rows they count.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    layer = models.CharField(max_length=10)
+    lexeme = models.CharField(max_length=2047)  # PostgreSQL's longest lexeme
+    docs = models.IntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "layer", "lexeme"], name="one_search_term_per_layer"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.layer}:{self.lexeme} ({self.docs})"
+
+
 class SearchWatermark(models.Model):
     """How far the PostgreSQL index has folded in each project's committed changes."""
 

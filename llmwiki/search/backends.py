@@ -8,7 +8,10 @@ Which one runs follows the database: PostgreSQL full-text search on PostgreSQL, 
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import json
+import math
 import re
 import shutil
 import threading
@@ -19,7 +22,7 @@ from typing import Any, ClassVar
 from django.conf import settings
 from django.db import connection, transaction
 
-from llmwiki.models import SearchDocument, SearchWatermark
+from llmwiki.models import SearchDocument, SearchTerm, SearchWatermark
 from llmwiki.search import bm25f
 from llmwiki.search.documents import LAYERS, PAGE, Doc, Watermark
 
@@ -88,6 +91,11 @@ class Backend:
     def digests(self, project_id: int) -> dict[str, str]:
         """Every key the project has in the index, with the digest it was written with."""
         raise NotImplementedError
+
+    def miscounted(self, project_id: int) -> list[str]:
+        """Words ("layer:lexeme") whose kept document count differs from a recount; only
+        PostgreSQL keeps counts of its own (Whoosh's come with its segments)."""
+        return []
 
     def clear(self, project_id: int) -> None:
         raise NotImplementedError
@@ -275,9 +283,44 @@ def _rewrite_deleted(writer, segments):
 # --- PostgreSQL ----------------------------------------------------------------------------
 
 
+# What one query word can add to a document's ts_rank, times its idf. PostgreSQL's
+# calc_rank_or (tsrank.c) gives a word (w_max + Σ_j w_j/j² − w_max/j_max²) / (π²/6) over
+# its positions j; with label weights at most 1 that is below (1 + π²/6) / (π²/6) ≈ 1.608,
+# and ts_rank of a one-word query divides by nothing more (normalization 0).
+RANK_BOUND = 1 + 6 / math.pi**2
+# Rows a first ranking pass may read before the query's common words join it: a bound
+# on work, not a tuning; the answer is exact whatever its value (see `_ranked`).
+FIRST_PASS_ROWS = 2000
+# Adds (a sign of +1) or takes away (-1) the words of the rows under some keys and page
+# key patterns, and the rows themselves under the empty lexeme, in one statement.
+COUNT_TERMS_SQL = """
+INSERT INTO llmwiki_searchterm (project_id, layer, lexeme, docs)
+SELECT %s, layer, lexeme, %s * count(*) FROM (
+  SELECT d.layer, u.lexeme FROM llmwiki_searchdocument d, unnest(d.vec) u
+  WHERE d.project_id = %s AND (d.key = ANY(%s) OR d.key LIKE ANY(%s))
+  UNION ALL
+  SELECT d.layer, '' FROM llmwiki_searchdocument d
+  WHERE d.project_id = %s AND (d.key = ANY(%s) OR d.key LIKE ANY(%s))
+) words GROUP BY layer, lexeme
+ON CONFLICT (project_id, layer, lexeme)
+DO UPDATE SET docs = llmwiki_searchterm.docs + EXCLUDED.docs
+"""
+# The counts COUNT_TERMS_SQL keeps, taken again from the rows (for `search_index --check`).
+RECOUNT_TERMS_SQL = """
+SELECT layer, lexeme, count(*) FROM llmwiki_searchdocument, unnest(vec)
+WHERE project_id = %s GROUP BY layer, lexeme
+UNION ALL
+SELECT layer, '', count(*) FROM llmwiki_searchdocument WHERE project_id = %s GROUP BY layer
+"""
+# Serialises writers of one project's rows and term counts (pg_advisory_xact_lock's
+# first key: this module's namespace; the second: the project id).
+LOCK_NAMESPACE = 0x5EA2C4
+
+
 class PostgresBackend(Backend):
     """Full-text search over `SearchDocument` rows: their stored, labelled vectors and GIN
-    index (migration 0010), on PostgreSQL only."""
+    index (migration 0010), with a term dictionary (`SearchTerm`) for each word's document
+    frequency, on PostgreSQL only."""
 
     name = "postgresql"
 
@@ -289,8 +332,12 @@ class PostgresBackend(Backend):
         self, project_id, upserts, deletes, pages, mark, *, scrub=False, optimize=False
     ) -> None:
         # A deleted row's text is gone from every query at once; VACUUM reclaims its space.
-        with transaction.atomic():
-            deletes = list(deletes)
+        deletes, pages = list(deletes), list(pages)
+        written = [d.key for d in upserts]
+        with transaction.atomic(), connection.cursor() as cursor:
+            # Two folds of one project at once would count the same rows' words twice.
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [LOCK_NAMESPACE, project_id])
+            _count_terms(cursor, project_id, deletes + written, pages, -1)
             for i in range(0, len(deletes), 5000):
                 SearchDocument.objects.filter(
                     project=project_id, key__in=deletes[i : i + 5000]
@@ -333,6 +380,7 @@ class PostgresBackend(Backend):
                     "digest",
                 ],
             )
+            _count_terms(cursor, project_id, written, [], +1)
             if mark is not None:
                 SearchWatermark.objects.update_or_create(
                     project_id=project_id,
@@ -349,9 +397,9 @@ class PostgresBackend(Backend):
         PostgreSQL's ts_rank knows how often a word occurs in a document but not how rare
         it is in the project, so a word nearly every episode has would weigh as much as
         the one that finds the answer. Each query word is therefore ranked apart and
-        weighted by its Okapi idf among the layer's documents, as BM25 weighs it. The
-        item's own words count in full and its context (label B) at CONTEXT_BOOST, as the
-        Whoosh backend weighs its fields.
+        weighted by its Okapi idf among the layer's documents (read from the term
+        dictionary), as BM25 weighs it. The item's own words count in full and its
+        context (label B) at CONTEXT_BOOST, as the Whoosh backend weighs its fields.
         """
         with connection.cursor() as cursor:
             cursor.execute(
@@ -362,43 +410,88 @@ class PostgresBackend(Backend):
             lexemes = cursor.fetchone()[0]
             if not lexemes:
                 return []
-            terms = [_tsquery_term(lexeme) for lexeme in lexemes]
-            # The SQL is assembled from fixed fragments, one per query word; every value
-            # (the words included) travels as a parameter.
-            where = "project_id = %s AND layer = %s AND (%s OR NOT sensitive)"
-            # One pass over the layer's rows counts them all and each word's holders: a
-            # common word's GIN bitmap is as large as the layer, so a count per word would
-            # read the rows once per word.
-            counts = ", ".join("count(*) FILTER (WHERE vec @@ %s::tsquery)" for _ in terms)
             cursor.execute(
-                f"SELECT count(*), {counts} FROM llmwiki_searchdocument "  # noqa: S608
-                "WHERE project_id = %s AND layer = %s",
-                [*terms, project_id, layer],
+                "SELECT lexeme, docs FROM llmwiki_searchterm "
+                "WHERE project_id = %s AND layer = %s AND lexeme = ANY(%s)",
+                [project_id, layer, ["", *lexemes]],
             )
-            total, *dfs = cursor.fetchone()
-            kept = [(t, bm25f.okapi_idf(total, df)) for t, df in zip(terms, dfs, strict=True) if df]
-            if not kept:
+            docs = dict(cursor.fetchall())
+            total = docs.pop("", 0)
+            # Rarest first: the order in which words join the ranking passes.
+            words = sorted(
+                (docs[lexeme], lexeme, bm25f.okapi_idf(total, docs[lexeme]))
+                for lexeme in lexemes
+                if docs.get(lexeme, 0) > 0
+            )
+            if not words:
                 return []
-            weights = f"'{{0, 0, {CONTEXT_BOOST}, 1}}'::float4[]"  # labels D, C, B, A
-            score = " + ".join(f"%s * ts_rank({weights}, vec, %s::tsquery)" for _ in kept)
-            sql = (
-                f"SELECT key, {score} AS rank FROM llmwiki_searchdocument "  # noqa: S608
-                f"WHERE {where} AND vec @@ %s::tsquery ORDER BY rank DESC, id LIMIT %s"
-            )
-            cursor.execute(
-                sql,
-                [x for t, idf in kept for x in (idf, t)]
-                + [project_id, layer, sensitive, " | ".join(t for t, _ in kept), limit],
-            )
-            return [(key, float(rank)) for key, rank in cursor.fetchall()]
+            return _ranked(cursor, project_id, layer, sensitive, limit, words)
 
     def digests(self, project_id):
         return dict(SearchDocument.objects.filter(project=project_id).values_list("key", "digest"))
 
+    def miscounted(self, project_id):
+        kept = SearchTerm.objects.filter(project=project_id).exclude(docs=0)
+        kept = {(t.layer, t.lexeme): t.docs for t in kept.only("layer", "lexeme", "docs")}
+        with connection.cursor() as cursor:
+            cursor.execute(RECOUNT_TERMS_SQL, [project_id, project_id])
+            actual = {(layer, lexeme): n for layer, lexeme, n in cursor.fetchall()}
+        return sorted(
+            f"{a}:{b}" for a, b in kept.keys() | actual if kept.get((a, b)) != actual.get((a, b))
+        )
+
     def clear(self, project_id):
         with transaction.atomic():
             SearchDocument.objects.filter(project=project_id).delete()
+            SearchTerm.objects.filter(project=project_id).delete()
             SearchWatermark.objects.filter(project=project_id).delete()
+
+
+def _count_terms(cursor, project_id: int, keys: list[str], pages: list[int], sign: int) -> None:
+    """Add (sign +1) or take away (-1) the words of the rows under `keys` and `pages` from
+    the term counts, and the rows themselves from their layer's count."""
+    if keys or pages:
+        patterns = [f"page:{page}:%" for page in pages]
+        cursor.execute(COUNT_TERMS_SQL, [project_id, sign] + [project_id, keys, patterns] * 2)
+
+
+def _ranked(cursor, project_id, layer, sensitive, limit, words) -> list[tuple[str, float]]:
+    """The `limit` best rows for `words` ((docs, lexeme, idf), rarest first), exactly.
+
+    Ranking every row that holds a common word is most of a query's cost, and those rows
+    rarely make the list. So a first pass ranks (on every word) only the rows holding the
+    rarest words, as many as FIRST_PASS_ROWS allow. A row holding none of them scores at
+    most RANK_BOUND times the idf of each word left out; when the pass's last hit scores
+    more, no such row can enter the list, and it is the answer (MaxScore: Turtle and
+    Flood, 1995). Otherwise one pass ranks every row; the first pass, bounded in rows,
+    costs a small part of it. (Passes taking the words in between cost more than they
+    saved: a word's rows jump from thousands to tens of thousands.)
+    """
+    terms = [(_tsquery_term(lexeme), idf) for _, lexeme, idf in words]
+    weights = f"'{{0, 0, {CONTEXT_BOOST}, 1}}'::float4[]"  # labels D, C, B, A
+    score = " + ".join(f"%s * ts_rank({weights}, vec, %s::tsquery)" for _ in terms)
+    # The SQL is assembled from fixed fragments, one per query word; every value (the
+    # words included) travels as a parameter.
+    sql = (
+        f"SELECT key, {score} AS rank FROM llmwiki_searchdocument "  # noqa: S608
+        "WHERE project_id = %s AND layer = %s AND (%s OR NOT sensitive) "
+        "AND vec @@ %s::tsquery ORDER BY rank DESC, id LIMIT %s"
+    )
+    scored = [x for t, idf in terms for x in (idf, t)]
+
+    def best(matched: list[tuple[str, float]]) -> list[tuple[str, float]]:
+        match = " | ".join(t for t, _ in matched)
+        cursor.execute(sql, [*scored, project_id, layer, sensitive, match, limit])
+        return [(key, float(rank)) for key, rank in cursor.fetchall()]
+
+    # The rarest words whose rows, counted with repeats, stay within FIRST_PASS_ROWS.
+    rare = bisect.bisect_right(list(itertools.accumulate(d for d, _, _ in words)), FIRST_PASS_ROWS)
+    if 0 < rare < len(terms):
+        found = best(terms[:rare])
+        left_out = RANK_BOUND * math.fsum(idf for _, idf in terms[rare:])
+        if len(found) == limit and found[-1][1] > left_out * (1 + 1e-6):
+            return found
+    return best(terms)
 
 
 def _tsquery_term(lexeme: str) -> str:

@@ -54,11 +54,12 @@ class Check:
     missing: list[str] = field(default_factory=list)
     stale: list[str] = field(default_factory=list)
     extra: list[str] = field(default_factory=list)
+    miscounted: list[str] = field(default_factory=list)  # words the term counts have wrong
     indexed: int = 0
 
     @property
     def ok(self) -> bool:
-        return not (self.missing or self.stale or self.extra)
+        return not (self.missing or self.stale or self.extra or self.miscounted)
 
     def as_json(self) -> dict:
         return {
@@ -67,6 +68,7 @@ class Check:
             "missing": self.missing,
             "stale": self.stale,
             "extra": self.extra,
+            "miscounted": self.miscounted,
         }
 
 
@@ -86,6 +88,7 @@ def index_check(project: Project | int, using: Backend | None = None) -> Check:
         elif digest != doc.digest:
             check.stale.append(doc.key)
     check.extra = sorted(held)
+    check.miscounted = using.miscounted(project_id)
     return check
 
 

@@ -16,7 +16,9 @@ class Command(ProjectCommand):
         what.add_argument("--rebuild", action="store_true", help="drop and write every document")
         what.add_argument("--fold", action="store_true", help="fold in what was committed since")
         what.add_argument(
-            "--check", action="store_true", help="report documents missing or stale (exit 1)"
+            "--check",
+            action="store_true",
+            help="report documents missing or stale, or words miscounted (exit 1)",
         )
 
     def handle(self, *args, project, json, rebuild, fold, check, **opts):
@@ -30,11 +32,13 @@ class Command(ProjectCommand):
                 self.stdout.write(
                     f"{using.name}: {result.indexed} indexed, {len(result.missing)} missing, "
                     f"{len(result.stale)} stale, {len(result.extra)} not expected"
+                    + (f", {len(result.miscounted)} words miscounted" if result.miscounted else "")
                 )
                 for label, keys in (
                     ("missing", result.missing),
                     ("stale", result.stale),
                     ("extra", result.extra),
+                    ("miscounted", result.miscounted),
                 ):
                     for key in keys[:50]:
                         self.stdout.write(f"  {label}: {key}")

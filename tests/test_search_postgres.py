@@ -1,0 +1,106 @@
+"""The PostgreSQL backend's own machinery, under `make test`'s scale-out half: the term
+dictionary kept beside the rows, and ranking passes that skip rows that cannot make the
+list without changing the list."""
+
+from __future__ import annotations
+
+import io
+import random
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from llmwiki.erasure import source_erase
+from llmwiki.models import SearchTerm, Source
+from llmwiki.search import backends
+from llmwiki.search.backends import backend
+from llmwiki.search.documents import EPISODE
+from llmwiki.search.index import index_check, index_fold, index_rebuild
+from tests.test_search import TRANSCRIPT, ingest_transcript
+from tests.test_search_ranking import doc
+
+pytestmark = pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="the PostgreSQL backend runs on PostgreSQL"
+)
+
+
+def counts(project) -> dict[tuple[str, str], int]:
+    return {(t.layer, t.lexeme): t.docs for t in SearchTerm.objects.filter(project=project)}
+
+
+def test_the_term_counts_follow_every_write(project, alice):
+    using = backend()
+    ingest_transcript(project)
+    index_fold(project)
+    assert counts(project)[(EPISODE, "")] == 4 and counts(project)[(EPISODE, "pixel")] == 3
+    assert using.miscounted(project.pk) == []
+    # The same row written again (a second fold of the same changes) counts once.
+    using.apply(project.pk, [doc(project, 10**6, "pixel pixel kitten")], (), (), None)
+    using.apply(project.pk, [doc(project, 10**6, "pixel pixel kitten")], (), (), None)
+    assert counts(project)[(EPISODE, "pixel")] == 4
+    later = [{**row, "content": row["content"] + " Later, the kitten slept."} for row in TRANSCRIPT]
+    ingest_transcript(project, later, path="more.jsonl")
+    index_fold(project)
+    assert using.miscounted(project.pk) == []
+    source_erase(source=Source.objects.get(path="more.jsonl"), actor=alice, note="test")
+    index_fold(project)
+    assert using.miscounted(project.pk) == []
+    index_rebuild(project)
+    assert using.miscounted(project.pk) == [] and counts(project)[(EPISODE, "")] == 4
+
+
+def test_check_reports_words_miscounted_and_rebuild_repairs_them(project):
+    ingest_transcript(project)
+    index_fold(project)
+    SearchTerm.objects.filter(project=project, lexeme="pixel").update(docs=7)
+    out = io.StringIO()
+    with pytest.raises(SystemExit):
+        call_command("search_index", project=project.slug, check=True, stdout=out)
+    assert "1 words miscounted" in out.getvalue() and "miscounted: episode:pixel" in out.getvalue()
+    index_rebuild(project)
+    assert index_check(project).ok
+
+
+def test_ranking_passes_give_the_list_one_pass_over_every_row_gives(project, monkeypatch):
+    rng = random.Random(7)
+    # Word frequencies spread as in prose: a few words in most rows, many in few.
+    vocabulary = [f"w{i}" for i in range(300)]
+    weights = [1 / (i + 1) for i in range(300)]
+    docs = [
+        doc(project, n, " ".join(rng.choices(vocabulary, weights, k=rng.randint(3, 25))))
+        for n in range(1, 1500)
+    ]
+    using = backend()
+    using.apply(project.pk, docs, (), (), None)
+    queries = [" ".join(rng.sample(vocabulary[:60], 3)) for _ in range(60)]
+    queries += [f"w0 w1 w{rng.randint(100, 299)}" for _ in range(20)]
+
+    def answers():
+        return [using.search(project.pk, EPISODE, q, sensitive=True, limit=10) for q in queries]
+
+    monkeypatch.setattr(backends, "FIRST_PASS_ROWS", 10**9)
+    whole = answers()
+    monkeypatch.setattr(backends, "FIRST_PASS_ROWS", 50)
+    with CaptureQueriesContext(connection) as passes:
+        pruned = answers()
+    assert pruned == whole
+    ranking = [q for q in passes.captured_queries if "ts_rank" in q["sql"]]
+    # Some queries were answered before their common words were read, some were not.
+    assert len(queries) < len(ranking) < 2 * len(queries)
+
+
+def test_a_rare_word_answers_without_reading_the_rows_of_a_common_one(project, monkeypatch):
+    monkeypatch.setattr(backends, "FIRST_PASS_ROWS", 20)
+    using = backend()
+    common = [doc(project, n, f"status update {n}: all quiet") for n in range(1, 400)]
+    rare = [doc(project, 500 + n, f"the linkspan {n} needs grease") for n in range(12)]
+    using.apply(project.pk, common + rare, (), (), None)
+    with CaptureQueriesContext(connection) as passes:
+        found = using.search(project.pk, EPISODE, "status linkspan", sensitive=True, limit=10)
+    assert all(key.startswith(f"{EPISODE}:5") for key, _ in found)
+    ranking = [q["sql"] for q in passes.captured_queries if "ts_rank" in q["sql"]]
+    assert len(ranking) == 1
+    matched = ranking[0].split("@@")[-1].split("ORDER BY")[0]
+    assert "linkspan" in matched and "status" not in matched
