@@ -113,6 +113,13 @@ def test_a_plain_approve_of_an_edited_text_is_refused_not_dropped(staging, bob):
     assert Review.objects.get(candidate=staging).action == "approve-edit"
 
 
+def test_an_edit_that_empties_the_text_is_refused_by_name(staging, bob):
+    with pytest.raises(services.ReviewRefused, match="the edited text is empty"):
+        approve(staging, bob, edited_text="   ", as_edited=True)
+    staging.refresh_from_db()
+    assert staging.status == "proposed" and not Claim.objects.exists()
+
+
 def test_the_form_keeps_the_edit_and_offers_only_approve_as_edited(client, bob, staging):
     client.force_login(bob)
     edited = "Staging: PostgreSQL 16 on db-staging-2."
