@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from .policy import Policy
 from .text import Features
-from .wording import dated, display_text, opens_pointing_back, trim_snippet
+from .wording import asks_the_listener, dated, display_text, opens_pointing_back, trim_snippet
 
 REDACTION_MARK = "[REDACTED"
 _MAX_CONSIDERED = 200  # bound the work on very large clusters; they are highly redundant
@@ -58,10 +58,12 @@ def choose(
         stripped = text.strip()
         well_formed = stripped[:1].isupper() and stripped[-1:] in ".!?"
         # A wording that holds beyond its day beats one tied to it, whatever else it covers,
-        # and one that reads on its own beats one opening on a word that points back.
+        # one that reads on its own beats one opening on a word that points back, and a
+        # statement beats a question put to the person spoken to.
         key = (
             dated(text),
             opens_pointing_back(text),
+            asks_the_listener(text),
             -round(overlap, 6),
             -round(trust[u], 6),
             not well_formed,

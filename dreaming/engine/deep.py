@@ -21,7 +21,14 @@ from .route import Route, route, section_name
 from .score import EvidenceView, recall_for, signals, weighted
 from .similar import terms_of
 from .types import TERMINAL_LIFECYCLES, CandidateDraft, Evidence
-from .wording import dated, display_text, opens_pointing_back, standalone, trim_snippet
+from .wording import (
+    asks_the_listener,
+    dated,
+    display_text,
+    opens_pointing_back,
+    standalone,
+    trim_snippet,
+)
 
 _MAX_CONTRADICT_IDS = 50
 # Two sentences longer than this together are no longer one claim read at a glance.
@@ -189,6 +196,11 @@ def _score(
         # and however often it is said a reviewer could not approve it as it stands.
         if c.kind == "fact" and not contest.kind and opens_pointing_back(choice.text):
             reasons[ci] = "junk:points_back"
+            continue
+        # However often it is asked, a question put to the person spoken to is
+        # conversation, not something a reviewer could approve or the project answer.
+        if c.kind == "fact" and not contest.kind and asks_the_listener(choice.text):
+            reasons[ci] = "junk:asks_the_listener"
             continue
         if alone:
             stats["authority"] = max(eps[i].source_trust for i in support)

@@ -190,6 +190,7 @@ _REASON_WORDS = {
     "dated": "told only as news of the day it was written (a log entry or a plan)",
     "junk:leans_on_context": "said once, and not readable without the sentences around it",
     "junk:points_back": "in every wording opens on a word pointing at what came before",
+    "junk:asks_the_listener": "a question put to the person spoken to (conversation)",
 }
 
 

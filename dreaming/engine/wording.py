@@ -163,6 +163,17 @@ def opens_pointing_back(text: str) -> bool:
     return first is not None and first.group(1).lower() in _ANAPHORA
 
 
+_LISTENER = frozenset(("you", "your", "yours", "you're", "you've", "you'd", "you'll"))
+
+
+def asks_the_listener(text: str) -> bool:
+    """Is this a question put to the person spoken to ("What gave you the idea?")? It
+    keeps a conversation going; a question the project has to answer is asked of no one
+    in particular ("Should we keep the old endpoint?") or reported ("Ann asked whether …")."""
+    words = {w.lower().replace("’", "'") for w in re.findall(r"[\w'’]+", text)}
+    return text.rstrip().endswith("?") and bool(_LISTENER & words)
+
+
 def standalone(text: str) -> bool:
     """Can this sentence be read, and approved, without the text around it?
 

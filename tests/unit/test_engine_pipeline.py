@@ -618,6 +618,25 @@ def test_a_fact_told_only_as_the_news_of_its_day_is_not_proposed():
     assert "dated" in {s.reason for s in result.stays_episodic}
 
 
+def test_a_question_put_to_the_listener_is_conversation_not_a_candidate():
+    asked = [
+        ep(1, 0, "How did the ferry timetable review go for you?", kind="chat_turn"),
+        ep(2, 1, "How did the ferry timetable review go for you?", kind="chat_turn"),
+        ep(3, 2, "So how did the ferry timetable review go for you?", kind="chat_turn"),
+    ]
+    result = run_sweep(asked, now=NOW)
+    assert result.candidates == []
+    assert "junk:asks_the_listener" in {s.reason for s in result.stays_episodic}
+    # Asked of no one in particular, the same question is the project's to answer.
+    open_question = [
+        ep(1, 0, "Should the ferry timetable move to the winter schedule in May?"),
+        ep(2, 1, "Should the ferry timetable move to the winter schedule in May?"),
+        ep(3, 2, "Should the ferry timetable move to the winter schedule in May?"),
+    ]
+    (cand,) = run_sweep(open_question, now=NOW).candidates
+    assert cand.page_target == "OPEN_QUESTIONS"
+
+
 def test_the_wording_that_outlives_its_day_is_the_one_shown():
     told = [
         ep(1, 0, "Ledger backups on scratch-db-4 were verified today, restore took 9 minutes."),

@@ -6,7 +6,14 @@ import pytest
 
 from dreaming.engine.blocks import blocks, normalise, sentences
 from dreaming.engine.text import analyse, entities, key_terms, tokenize
-from dreaming.engine.wording import dated, display_text, junk_reason, standalone, trim_snippet
+from dreaming.engine.wording import (
+    asks_the_listener,
+    dated,
+    display_text,
+    junk_reason,
+    standalone,
+    trim_snippet,
+)
 
 
 def test_it_reads_hosts_versions_and_environments():
@@ -259,3 +266,17 @@ def test_standalone_tells_a_claim_from_a_sentence_that_leans_on_its_neighbours(t
 )
 def test_dated_tells_a_log_entry_or_plan_from_a_durable_statement(text, is_dated):
     assert dated(text) is is_dated
+
+
+@pytest.mark.parametrize(
+    ("text", "asks"),
+    [
+        ("What gave you the idea?", True),
+        ("You’re on call Friday, aren’t you?", True),
+        ("Should we keep the old endpoint?", False),
+        ("Ann asked whether you can reboot the relay remotely.", False),
+        ("You can reboot the relay remotely.", False),
+    ],
+)
+def test_a_question_put_to_the_listener_is_told_apart(text, asks):
+    assert asks_the_listener(text) is asks
