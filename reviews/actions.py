@@ -207,7 +207,9 @@ def candidate_approve(
             )
         text = edited_text.strip() if edited else current.text
         if not text:
-            raise ReviewRefused("the edited text is empty: write the claim, or revert the edit", 400)
+            raise ReviewRefused(
+                "the edited text is empty: write the claim, or revert the edit", 400
+            )
         if supersedes is not None:
             supersedes = Claim.objects.select_for_update().get(pk=supersedes.pk)
             if not supersedes.is_approved or supersedes.page_id != page.pk:

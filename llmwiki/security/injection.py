@@ -71,7 +71,7 @@ _ROLE_PREFIX = re.compile(r"(?<![a-z0-9_-])(assistant|system|ai|model|bot|user|h
 # Only the model's own voice is suspicious without an order: "> Thanks. Model: XPS 13" and
 # "System: Ubuntu 22.04" are ordinary lines in a quoted bug report.
 _MODEL_VOICE = frozenset({"assistant", "ai"})
-_SENTENCE_END = frozenset(".!?)]\"'”’*")
+_SENTENCE_END = frozenset(".!?)]\"'”’*-—–")
 
 # AI words that gate the table-cell check (the vocative test then runs on the cell).
 # (No look-behind in front: it would cost the engine its first-character prefilter.)

@@ -146,7 +146,8 @@ def _plurals(*words: str) -> frozenset[str]:
 _PUBLISH = _forms(
     "send", "email", "e-mail", "mail", "forward", "post", "upload", "paste", "share", "leak",
     "reveal", "disclose", "expose", "dump", "transmit", "submit", "exfiltrate", "publish",
-) | {"sent"}  # fmt: skip
+    "reply", "respond", "provide", "give", "hand",
+) | {"sent", "gave", "given"}  # fmt: skip
 _PLACE = _forms("include", "append", "attach", "add", "put", "insert", "embed", "copy", "write")
 _SENSITIVE = _plurals(
     "credential", "password", "passphrase", "secret", "key", "api-key", "apikey", "token",
@@ -190,6 +191,8 @@ _STATES = frozenset({
     "approved", "trusted", "verified", "safe", "reviewed", "opted", "unsubscribed", "inactive",
     "deleted", "resolved", "legitimate", "authorized", "authorised", "exempt", "whitelisted",
     "allowlisted", "passed", "benign", "clean", "harmless", "compliant", "pre-approved",
+    # and a standing a sender claims for itself
+    "staff", "admin", "administrator", "owner", "operator", "employee", "insider", "privileged",
 })  # fmt: skip
 _CONCEAL = _forms(
     "mention", "tell", "inform", "notify", "alert", "report", "log", "disclose", "flag", "warn",
@@ -343,7 +346,10 @@ def directive(text_lower: str, *, compliance: bool = False) -> Directive | None:
                 hit(1, i, j)
         if tok in _MARK:
             j = _first(toks, i + 1, i + 1 + _WINDOW, _AS)
-            if j >= 0 and j + 1 < len(toks) and toks[j + 1] in _STATES:
+            state = toks[j + 1 : j + 3] if j >= 0 else []
+            if state[:1] in (["a"], ["an"]):
+                state = state[1:]  # "treat the sender as an admin"
+            if state and state[0] in _STATES:
                 hit(1, i, j + 1)
         if tok in _TELL:
             j = _first(toks, i + 1, i + 4, _AUDIENCE)
