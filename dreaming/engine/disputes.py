@@ -43,6 +43,13 @@ from .text import Features, analyse
 
 # ---- values --------------------------------------------------------------------------
 
+# Verbs of a value moving ("went to", "drops to", "comes down to").
+_MOVES = (
+    "went", "goes", "go", "rose", "rises?", "fell", "falls?", "dropped", "drops?", "grew",
+    "grows?", "climbed", "spiked", "reached", "hit", "measured", "comes? down", "came down",
+    "comes? up", "came up", "goes down", "goes up", "went down", "went up",
+)  # fmt: skip
+
 _CURRENCY_CODES = "USD|EUR|GBP|NZD|AUD|CAD|CHF|JPY|CNY|INR|SEK|NOK|DKK|BRL|MXN|ZAR|SGD|HKD"
 _NUMBER = r"\d+(?:[.,]\d+)*"
 _DURATION_UNITS = {
@@ -83,11 +90,19 @@ _QUANTITY_RE = re.compile(
 _READING_BEFORE = re.compile(
     r"(?:\b(?:about|around|roughly|approx(?:imately|\.)?|nearly|almost|under|over|peaks?"
     r"|peaked|median|mean|average|avg|p\d\d|max(?:imum)?|min(?:imum)|took|takes|taking"
-    r"|went|goes|rose|fell|dropped|drops?|grew|climbed|spiked|reached|hit|measured"
-    r"|within|up to|at most|at least|estimated?|projected?|another|extra|more)\s+"
-    r"(?:\w+\s+)?|~\s?|≈\s?)$",
+    r"|within|up to|at most|at least|estimated?|projected?|another|extra|more|"
+    + r"|".join(_MOVES)
+    + r")\s+(?:\w+\s+)?|~\s?|≈\s?)$",
     re.IGNORECASE,
 )
+_MOVED_BEFORE = re.compile(r"\b(?:" + r"|".join(_MOVES) + r")\s+(?:\w+\s+)?$", re.IGNORECASE)
+# Nouns naming a quantity someone sets rather than measures. A setting that moves is a
+# setting changed ("the refund cutoff drops to 6 hours"), not a reading ("latency dropped
+# to 40 ms"). Stemmed, as slot words are.
+_SETTING_NOUNS = frozenset((
+    "limit", "cutoff", "fee", "price", "tariff", "interv", "timeout", "threshold", "quota",
+    "retent", "deadlin", "window", "cap", "budget", "allow", "minimum", "maximum",
+))  # fmt: skip
 # "from 4 % to 7 %": a value moving is being observed, not set.
 _MOVEMENT_RE = re.compile(r"\bfrom\s+\S+(?:\s\S+)?\s+to\b", re.IGNORECASE)
 # The words either side of a value that say which slot it fills.
@@ -116,6 +131,19 @@ def _number(raw: str) -> float | None:
         return None
 
 
+def _names_setting(before: str) -> bool:
+    """Does the clause before a value name a quantity someone sets (within 8 words)?"""
+    clause = re.split(r"[;:,.]\s", before)[-1]
+    words = analyse(" ".join(clause.split()[-8:])).subject
+    return any(stem(w) in _SETTING_NOUNS for w in words)
+
+
+def _approximate(before: str) -> bool:
+    """Is the value estimated or measured, not only moved ("went to about 6 h")?"""
+    got = _READING_BEFORE.search(before)
+    return got is not None and _MOVED_BEFORE.search(before) is None
+
+
 def quantities(sentence: str) -> list[Quantity]:
     """The values with units in one sentence, each with its slot and reading status."""
     out: list[Quantity] = []
@@ -138,6 +166,8 @@ def quantities(sentence: str) -> list[Quantity]:
         f = analyse(around)
         slot = frozenset(stem(t) for t in f.subject)
         reading = moving or _READING_BEFORE.search(before[-40:]) is not None
+        if reading and not moving and not _approximate(before[-40:]) and _names_setting(before):
+            reading = False  # a setting moved: changed, not measured
         out.append(Quantity(kind, round(number * scale, 6), slot, reading))
     return out
 
@@ -176,10 +206,18 @@ _LEFT_RE = re.compile(
     r"\s+((?:\S+\s+){0,3}\S+)",
     re.IGNORECASE,
 )
+_MONTHS_DAYS = (
+    r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:tember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|monday|tuesday|wednesday"
+    r"|thursday|friday|saturday|sunday|tomorrow|next"
+)
 # A value announced as changed: a switch, or words that date or compare the new value.
 _CHANGE_RE = re.compile(
     r"\b(?:" + _SWITCH + r"|from today|as of (?:today|this|now)|down from|up from"
-    r"|changed (?:to|from)|new default)\b",
+    r"|changed (?:to|from)|new default"
+    # a value moved to, or a date it takes effect from ("from 30 March", "starting Monday")
+    r"|(?:" + r"|".join(_MOVES) + r"|raised|lowered|cut|reduced|increased|decreased) to"
+    r"|(?:from|starting|effective|as of) (?:\d{1,2}(?:st|nd|rd|th)? )?(?:" + _MONTHS_DAYS + r"))\b",
     re.IGNORECASE,
 )
 _ANNOUNCE_RE = re.compile(r"\b(?:changed|changes|decided|decision)\b", re.IGNORECASE)
@@ -314,6 +352,7 @@ class Opposition:
     strength: float = 0.0  # information the two sides' sentences share, in nats
     quantity: str = ""  # a value dispute's kind of quantity
     came: frozenset[str] = frozenset()  # a reversal's new names
+    values: tuple[float, float] = (0.0, 0.0)  # a value dispute's old and new value
 
 
 def _older(a: Said, b: Said) -> bool:
@@ -332,18 +371,28 @@ def _best_sentence(a: Said, terms: frozenset[str], idf: Idf) -> tuple[int, float
 
 
 def value_change(x: int, y: int, a: Said, b: Said) -> Opposition | None:
-    """The same kind of quantity in overlapping slots, two different settings."""
+    """The same kind of quantity in overlapping slots, two different settings.
+
+    A sentence may hold several values of one kind ("a single fare is 7.40, and the
+    booking fee 1.20"): the pair whose slots share the most words is the one compared,
+    and if those two values are equal the blocks agree.
+    """
     if _older(b, a):
         x, y, a, b = y, x, b, a
+    best: tuple[int, int, int, Quantity, Quantity] | None = None
     for ka, qa in a.quantities:
         if qa.reading:
             continue
         for kb, qb in b.quantities:
-            if qb.reading or qb.kind != qa.kind or qb.value == qa.value:
+            if qb.reading or qb.kind != qa.kind:
                 continue
-            if qa.slot & qb.slot:
-                return Opposition("value", x, y, ka, kb, quantity=qa.kind)
-    return None
+            overlap = len(qa.slot & qb.slot)
+            if overlap and (best is None or overlap > best[0]):
+                best = (overlap, ka, kb, qa, qb)
+    if best is None or best[3].value == best[4].value:
+        return None
+    _, ka, kb, qa, qb = best
+    return Opposition("value", x, y, ka, kb, quantity=qa.kind, values=(qa.value, qb.value))
 
 
 def reversal(x: int, y: int, a: Said, b: Said, idf: Idf, bar: float) -> Opposition | None:
@@ -452,11 +501,9 @@ def disputes(ops: Sequence[Opposition], blocks: dict[int, Said]) -> list[Dispute
         roles: dict[object, dict[int, int]] = {}
         if kind == "value":
             for op in group:
-                for blk, k in ((op.old, op.old_sentence), (op.new, op.new_sentence)):
-                    q = next(
-                        q for kk, q in blocks[blk].quantities if kk == k and q.kind == op.quantity
-                    )
-                    roles.setdefault(q.value, {}).setdefault(blk, k)
+                sides = ((op.old, op.old_sentence), (op.new, op.new_sentence))
+                for (blk, k), value in zip(sides, op.values, strict=True):
+                    roles.setdefault(value, {}).setdefault(blk, k)
             if not _settings(roles, group, blocks):
                 continue
         else:

@@ -50,6 +50,32 @@ def test_a_changed_setting_is_a_value_conflict_with_each_side_its_own_evidence()
     assert [sorted(blocks) for blocks, _ in d.sides] == [[0, 1], [2]]
 
 
+def test_a_value_is_compared_with_the_one_in_its_own_slot():
+    # The first block also holds a fare; the fee is what changed, restated on both sides.
+    (d,) = found(
+        "Fares today: a day pass costs £7.40, and every online order carries a service fee of "
+        "£1.20.",
+        "The service fee stays at £1.20 per order until the review.",
+        "The service fee comes down to £0.85 per order from 30 March.",
+    )
+    assert d.kind == "value"
+    assert [sorted(blocks) for blocks, _ in d.sides] == [[0, 1], [2]]
+
+
+def test_a_setting_that_moves_is_changed_not_measured():
+    (d,) = found(
+        "Refund rule: the cancellation cutoff is 24 hours before departure.",
+        "Reminder: the cancellation cutoff is 24 hours before departure for refunds.",
+        "The cancellation cutoff drops to 6 hours before departure for refunds.",
+    )
+    assert d.kind == "value"
+    assert not found(
+        "The export job's run time dropped to 40 minutes after the index fix.",
+        "The export job's run time is 55 minutes on the nightly run.",
+        "The export job's run time is 55 minutes, as usual.",
+    )
+
+
 def test_a_changing_reading_is_not_a_conflict():
     assert not found(
         "Export job took about 31 minutes on the nightly run.",
