@@ -262,6 +262,15 @@ _NONE: frozenset[str] = frozenset()
 _CODE_SPAN_RE = re.compile(r"`([^`\n]{1,200})`")
 
 
+_CAPITALISED_RE = re.compile(r"\b[A-Z][a-z]{2,}\b")
+
+
+def _known_in(sentence: str, known: frozenset[str]) -> frozenset[str]:
+    if not known:
+        return _NONE
+    return frozenset(w.lower() for w in _CAPITALISED_RE.findall(sentence)) & known
+
+
 def _code_names(sentence: str) -> frozenset[str]:
     """Capitalised words inside code spans: commands and keys, not names."""
     return analyse(" ".join(_CODE_SPAN_RE.findall(sentence))).names
@@ -278,16 +287,19 @@ def said(
     feats: Sequence[Features],
     when: datetime | None,
     people: frozenset[str] = frozenset(),
+    known: frozenset[str] = frozenset(),
 ) -> Said:
     """Read one block's sentences for values, change cues and denials.
 
     The names that can be a choice are proper names (a capitalised or CamelCase word),
     not people (``people``), code, tickets or hosts: a switch to a new ticket number or a
-    new code line is a step of work, not a choice replaced.
+    new code line is a step of work, not a choice replaced. A capitalised word opening a
+    sentence or a clause ("moved: Vendor, self-hosted, …") is a name when it is one of
+    ``known``, the names the sweep saw where capitals are evidence.
     """
     s_terms = tuple(frozenset(stem(t) for t in f.subject) for f in feats)
     s_names = tuple(
-        _choices(f.names) - people - (_code_names(s) if "`" in s else _NONE)
+        (_choices(f.names) | _known_in(s, known)) - people - (_code_names(s) if "`" in s else _NONE)
         for s, f in zip(sentences, feats, strict=True)
     )
     switches = tuple(k for k, s in enumerate(sentences) if _SWITCH_RE.search(s))

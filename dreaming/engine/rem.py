@@ -192,6 +192,9 @@ def _wording_conflicts(inp: Inputs, light: LightResult, counts: Counter[str]) ->
     people = {e.actor.split(":", 1)[-1].lower() for e in inp.eps}
     people.update(n for it in items if (n := disputes.speaker(text[it[0]])))
     people_set = frozenset(people)
+    # Names seen where a capital is evidence (mid-sentence, CamelCase): the same word
+    # opening a clause elsewhere is that name too.
+    known = frozenset().union(*(f.names for f in feat)) - people_set
 
     def said(x: int) -> disputes.Said:
         got = read.get(x)
@@ -202,6 +205,7 @@ def _wording_conflicts(inp: Inputs, light: LightResult, counts: Counter[str]) ->
                 [feat[u] for u in units],
                 u_first[units[0]],
                 people_set,
+                known,
             )
         return got
 

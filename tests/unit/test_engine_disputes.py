@@ -94,6 +94,29 @@ def test_a_reversal_is_found_whatever_the_verbs():
     assert old == [0] and new == [1]
 
 
+def test_a_new_choice_opening_a_clause_is_a_name_the_sweep_knows():
+    old = "Feature flags live in Flagmaster; the refund screen sits behind a flag there."
+    new = "Feature flags have moved: Togglebox, self-hosted, replaced the hosted service."
+    known = frozenset({"flagmaster", "togglebox"})  # both seen mid-sentence elsewhere
+    blocks = {
+        0: disputes.said(sentences(old), [analyse(x) for x in sentences(old)], T0),
+        1: disputes.said(
+            sentences(new),
+            [analyse(x) for x in sentences(new)],
+            T0 + timedelta(days=9),
+            known=known,
+        ),
+    }
+    ops = disputes.oppositions(1, blocks[1], [(0, blocks[0])], lambda t: 3.0, 5.0)
+    ops += disputes.oppositions(0, blocks[0], [(1, blocks[1])], lambda t: 3.0, 5.0)
+    (d,) = disputes.disputes(ops, blocks)
+    assert d.kind == "reversal"
+    # Without knowing the name, a capital after a colon is no evidence of one.
+    blocks[1] = disputes.said(sentences(new), [analyse(x) for x in sentences(new)], blocks[1].when)
+    ops = disputes.oppositions(0, blocks[0], [(1, blocks[1])], lambda t: 3.0, 5.0)
+    assert not disputes.disputes(ops, blocks)
+
+
 def test_a_now_about_something_else_is_no_reversal():
     assert not found(
         "Order emails for the web shop go through Mailgun, templates in the repo.",
