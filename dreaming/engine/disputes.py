@@ -220,7 +220,12 @@ _CHANGE_RE = re.compile(
     r"|(?:from|starting|effective|as of) (?:\d{1,2}(?:st|nd|rd|th)? )?(?:" + _MONTHS_DAYS + r"))\b",
     re.IGNORECASE,
 )
-_ANNOUNCE_RE = re.compile(r"\b(?:changed|changes|decided|decision)\b", re.IGNORECASE)
+_ANNOUNCE_RE = re.compile(
+    r"\b(?:changed|changes|decided|decision"
+    # a change foretold: "can move that onto X next week", "plan to switch"
+    r"|(?:move|switch|migrate|replace|swap)\s+(?:\w+\s+){0,2}(?:onto|to|off|over|away|with|by))\b",
+    re.IGNORECASE,
+)
 # Whether a block denies anything at all ("without" qualifies, it does not deny).
 _ANY_DENIAL_RE = re.compile(r"\b(?:not|no|never|nor|cannot)\b|n't\b", re.IGNORECASE)
 _CLAUSE_RE = re.compile(r"[;:—–]\s|\s[-–]\s")
@@ -233,9 +238,19 @@ _DENIAL_RE = re.compile(
     re.IGNORECASE,
 )
 _POSSESS_RE = re.compile(
-    r"\b(?:has|have|had|with|carry|carries|carrying|includes?|including|contains?|equipped)\b",
+    # "have been stuck", "has moved": the auxiliary of a tense, not a possession
+    r"\b(?:(?:has|have|had)(?!\s+(?:been|not|n't|\w+ed)\b)|with|carry|carries|carrying"
+    r"|includes?|including|contains?|equipped)\b",
     re.IGNORECASE,
 )
+# What a denial is not: a question reported or asked ("asked why the app isn't …"), a
+# restrictive clause defining a kind ("a passenger whose pass wasn't scanned"), or a state
+# in progress at one moment ("texts weren't going out").
+_NOT_A_CLAIM_RE = re.compile(
+    r"\b(?:why|whether|if|how come)\b[^.;:]*$|\b(?:whose|who|which|that)\s+(?:\w+\s+){0,3}$",
+    re.IGNORECASE,
+)
+_IN_PROGRESS_RE = re.compile(r"^\s*(?:\w+\s+)?\w+ing\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -315,6 +330,12 @@ def said(
     denial_heads: dict[int, str | None] = {}
     for k, (s, f) in enumerate(zip(sentences, feats, strict=True)):
         m = _DENIAL_RE.search(s) if f.negated else None
+        if m and (
+            s.rstrip().endswith("?")
+            or _NOT_A_CLAIM_RE.search(s[: m.start()])
+            or (m.group("be") and _IN_PROGRESS_RE.match(s[m.end() :]))
+        ):
+            m = None
         if m:
             if m.group("have"):
                 denial_heads[k] = None
@@ -399,7 +420,8 @@ def value_change(x: int, y: int, a: Said, b: Said) -> Opposition | None:
             if qb.reading or qb.kind != qa.kind:
                 continue
             overlap = len(qa.slot & qb.slot)
-            if overlap and (best is None or overlap > best[0]):
+            # One shared word is a topic ("fix"), as for paraphrases (MIN_SHARED_TERMS).
+            if overlap >= MIN_SHARED_TERMS and (best is None or overlap > best[0]):
                 best = (overlap, ka, kb, qa, qb)
     if best is None or best[3].value == best[4].value:
         return None

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from dreaming.engine import disputes
 from dreaming.engine.blocks import sentences
 from dreaming.engine.text import analyse
@@ -137,3 +139,46 @@ def test_a_denial_of_something_else_is_no_conflict():
         "Edge routers: Model-7 units, each with a UPS module that covers an hour without power.",
         "The Model-7 units are not an exception to the patch window.",
     )
+
+
+@pytest.mark.parametrize(
+    "texts",
+    [
+        # a tense's auxiliary is no possession
+        (
+            "37 tickets have been stuck in the Helpdesk queue since Monday's outage.",
+            "The Helpdesk queue has 37 tickets with no owner assigned since Monday's outage.",
+        ),
+        # a question reported, not a claim
+        (
+            "Asked Sam why the Kiosk app isn't React Native like the rest of the code.",
+            "Sam said React Native was evaluated for the Kiosk app and lost to Flutter.",
+        ),
+        # a restrictive clause defines a kind
+        (
+            "The Pier gates now scan Quickpass codes on every boarding.",
+            "A no-show is a passenger whose Quickpass code wasn't scanned at the Pier gates.",
+        ),
+        # a state in progress at one moment
+        (
+            "The Notifier service sends outage alerts through Textly to riders.",
+            "Outage alerts weren't going through Textly last night: the Notifier service got 401.",
+        ),
+        # a change foretold, then made: one piece of news
+        (
+            "Sync bridge: down to the fare sync only; Ann can move that onto the Importer job "
+            "next week.",
+            "The fare sync moved onto the Importer job yesterday; the Bridge feed was switched "
+            "off this morning.",
+        ),
+        # one shared word is a topic
+        (
+            "Seat-hold expiry fix merged; holds now lapse after 12 minutes instead of hanging "
+            "around.",
+            "Positions now come from the Beacon receivers; a fix every 10 s instead of once a "
+            "minute.",
+        ),
+    ],
+)
+def test_what_only_looks_like_a_disagreement_is_none(texts):
+    assert not found(*texts)
