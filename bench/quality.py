@@ -1,12 +1,14 @@
-"""Candidate quality: the acceptance harness on the Orchard development corpus, and the demo.
+"""Candidate quality: the acceptance harness on both development corpora, and the demo.
 
 Runs ``../shared/eval/run.py --repo . --core-only`` (ingest, dream, candidates, conflicts
-through the command-line contract) and records its metric table, with the dream sweep's
-wall time, in ``bench/RESULTS.md``. Beside it, the demo corpus goes through the same
-commands in a fresh data directory (what a reviewer would be asked to read) and its
-acceptance tests (``tests/test_demo_acceptance.py``) run. Orchard is development data:
-what is recorded here says the mechanisms work on material nobody wrote them for, and the
-same harness scores other projects' corpora that are not in this repository.
+through the command-line contract) on Orchard (the harness's default corpus) and on Harbor
+(generated into a temporary directory by ``eval/harbor/``), and records one metric table with
+a column per corpus, with each run's wall time, in ``bench/RESULTS.md``. Beside it, the demo
+corpus goes through the same commands in a fresh data directory (what a reviewer would be
+asked to read) and its acceptance tests (``tests/test_demo_acceptance.py``) run. Orchard and
+Harbor are development data: what is recorded here says the mechanisms work on material
+nobody wrote them for, and the same harness scores other projects' corpora that are not in
+this repository.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from collections import Counter
 from common import REPO_DIR, md_table, record, text_table
 
 HARNESS = REPO_DIR.parent / "shared" / "eval" / "run.py"
+HARBOR = REPO_DIR / "eval" / "harbor"
 METRICS = (
     "fact_recall",
     "dup_collapse",
@@ -102,16 +105,11 @@ def demo_figures() -> list[list[object]]:
     ]
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--no-record", action="store_true", help="do not append to RESULTS.md")
-    args = parser.parse_args(argv)
-    if not HARNESS.exists():
-        print(f"no harness at {HARNESS}: nothing to measure", file=sys.stderr)
-        return 1
+def harness(*corpus_args: str) -> list[object] | None:
+    """One corpus through the harness (--core-only): its column of the table, or None."""
     started = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, str(HARNESS), "--repo", str(REPO_DIR), "--core-only"],
+        [sys.executable, str(HARNESS), "--repo", str(REPO_DIR), "--core-only", *corpus_args],
         capture_output=True,
         text=True,
         check=False,
@@ -120,19 +118,42 @@ def main(argv: list[str]) -> int:
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if not lines:
         print(proc.stdout[-2000:], proc.stderr[-2000:], file=sys.stderr)
-        return 1
+        return None
     doc = json.loads(lines[-1])
     info = doc.get("info", {})
-    rows = [[m, doc.get(m)] for m in METRICS] + [[k, info.get(k)] for k in INFO]
-    rows.append(["harness wall time (s)", round(elapsed, 1)])
-    print(text_table(["Orchard", "value"], rows))
+    return [doc.get(m) for m in METRICS] + [info.get(k) for k in INFO] + [round(elapsed, 1)]
+
+
+def build_harbor(out: str) -> tuple[str, ...]:
+    """Generate the Harbor corpus and its key into ``out``; the harness arguments for them."""
+    for script in ("make_corpus.py", "build_key.py"):
+        subprocess.run(
+            [sys.executable, "-B", str(HARBOR / script), out], capture_output=True, check=True
+        )
+    return ("--corpus", f"{out}/corpus", "--key", f"{out}/answer_key.json")
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--no-record", action="store_true", help="do not append to RESULTS.md")
+    args = parser.parse_args(argv)
+    if not HARNESS.exists():
+        print(f"no harness at {HARNESS}: nothing to measure", file=sys.stderr)
+        return 1
+    with tempfile.TemporaryDirectory(prefix="llmwiki-harbor-") as harbor_dir:
+        columns = {"Orchard": harness(), "Harbor": harness(*build_harbor(harbor_dir))}
+    if None in columns.values():
+        return 1
+    names = [*METRICS, *INFO, "harness wall time (s)"]
+    rows = [[name, *(col[i] for col in columns.values())] for i, name in enumerate(names)]
+    print(text_table(["metric", *columns], rows))
     demo = demo_figures()
     print()
     print(text_table(["demo", "value"], demo))
     if not args.no_record:
         record(
-            "Candidate quality on Orchard (eval harness, --core-only) and the demo",
-            [*md_table(["Orchard metric", "value"], rows), "", *md_table(["demo", "value"], demo)],
+            "Candidate quality on Orchard and Harbor (eval harness, --core-only) and the demo",
+            [*md_table(["metric", *columns], rows), "", *md_table(["demo", "value"], demo)],
         )
         print("\nRecorded in bench/RESULTS.md")
     return 0
