@@ -76,6 +76,10 @@ _CUES: dict[str, tuple[tuple[float, re.Pattern[str]], ...]] = {
                 r"|(?:is|are) (?:only )?allowed\b.{0,60}\bonly|not allowed|not permitted"
                 r"|is forbidden|are forbidden|prohibited|required to|requires? (?:approval|review)"
                 r"|policy|compliance|approval from|consent|opt-?in|opt-?out"
+                # "needs four-eyes", "requires a second person's sign-off"
+                r"|(?:needs?|requires?)\b.{0,30}\b(?:approv\w*|sign-?off|four-eyes)"
+                # "handed to X on request and to nobody else"
+                r"|(?:to|with) (?:nobody|no one|no-one) else"
                 r"|(?:without|unless)\b.{1,60}\b(?:permission|approval|agreement))\b",
                 re.I,
             ),
@@ -114,7 +118,8 @@ _CUES: dict[str, tuple[tuple[float, re.Pattern[str]], ...]] = {
             re.compile(
                 # "**Term** — what it is", "\"term\" = …", "X means …", "a Y is any Z that …",
                 # "how we count X: …": a term followed by what it is, not what it does.
-                r"^\W*\*\*[^*]{1,40}\*\*\s*[—–:-]\s*(?:a|an|the|one|any|each|every)\s"
+                r"^\W*\*\*[^*]{1,40}\*\*\s*[—–:-]\s*(?:a|an|the|one|any|each|every|how|what"
+                r"|where|when)\s"
                 r"|[\"“][^\"”]{1,40}[\"”]\s*(?:=|:|means)"
                 r"|^[\w .+#/-]{1,40}?\s+(?:means|stands for|is short for|refers to"
                 r"|is defined as|is an abbreviation for)\b"

@@ -172,6 +172,19 @@ def test_consent_and_conditional_permission_are_rules():
     )
 
 
+def test_approval_a_change_needs_and_sharing_with_no_one_else_are_rules():
+    assert r("A manual refund above 150 needs four-eyes before it is sent.").page == "GOVERNANCE"
+    assert r("Every schema change requires a second person's sign-off.").page == "GOVERNANCE"
+    assert r("Crew lists go to the harbour office on request and to nobody else.").page == (
+        "GOVERNANCE"
+    )
+
+
+def test_a_bold_term_followed_by_how_or_what_it_is_is_a_definition():
+    got = r("**Turnaround**: how long a van waits at the depot between two runs.")
+    assert (got.page, got.section) == ("GLOSSARY", "Turnaround")
+
+
 def test_a_condition_followed_by_a_command_beats_the_word_agreed_among_restatements():
     shown = "Agreed fallback: if the queue is silent for ten minutes, on-call runs `qctl drain`."
     kw = {"contested": None, "procedural_votes": 0.0, "subject_label": "s", "day_label": "d"}
