@@ -266,6 +266,24 @@ def star_groups(
                 owner[m] = owner[c]
                 members.append(m)
         groups.append(members)
+    # The greedy order decides which blocks are centres, not which centre a block restates
+    # best: a member taken by an earlier, more connected centre moves to the centre it
+    # shares most with (one that would have taken it too), so a restatement is not kept
+    # by a centre that merely shares its topic.
+    centres = [g[0] for g in groups]
+    centre_group = {c: gi for gi, c in enumerate(centres)}
+    regrouped: list[list[int]] = [[c] for c in centres]
+    for members in groups:
+        for m in members[1:]:
+            choices = [
+                (sim, -y)
+                for y, sim in near[m]
+                if y in centre_group and y in top[m] and compatible(y, m)
+            ]
+            if choices:
+                owner[m] = centre_group[-max(choices)[1]]
+            regrouped[owner[m]].append(m)
+    groups = regrouped
     # Two stars whose centres are close neighbours (either way) are one fact told from
     # two centres (five short wordings pair up before any gathers all of them). Each star
     # merges at most once and only into a star that has not merged itself: no chains.

@@ -96,6 +96,22 @@ def test_star_groups_do_not_chain_through_a_hub():
     assert [0, 1, 2] in groups and [3] in groups
 
 
+def test_a_block_goes_to_the_centre_it_restates_not_the_first_that_shares_its_topic():
+    # 0 is a hub sharing a topic with 1, 2 and 3; 3 restates 4, which restates 5. The hub
+    # is taken first and would keep 3 (it is among 3's closest), but 3 shares far more
+    # with 4, which becomes a centre of its own.
+    near = [
+        [(1, 20.0), (2, 20.0), (3, 12.0)],
+        [(0, 20.0)],
+        [(0, 20.0)],
+        [(4, 25.0), (0, 12.0)],
+        [(3, 25.0), (5, 20.0)],
+        [(4, 20.0)],
+    ]
+    groups = star_groups(6, near, lambda a, b: True, [0.5] * 6)
+    assert [0, 1, 2] in groups and [3, 4, 5] in groups
+
+
 def test_star_groups_respect_the_identity_guard():
     near = [[(1, 20.0)], [(0, 20.0)]]
     assert star_groups(2, near, lambda a, b: False, [0.5, 0.5]) == [[0], [1]]
