@@ -269,6 +269,7 @@ def _load_episodes(project: Project, ids: tuple[int, ...]) -> tuple[dict[int, Ep
         .values_list(
             "id",
             "occurred_at",
+            "recorded_at",
             "content",
             "kind",
             "memory_type",
@@ -285,6 +286,7 @@ def _load_episodes(project: Project, ids: tuple[int, ...]) -> tuple[dict[int, Ep
     for (
         pk,
         occurred,
+        recorded,
         content,
         kind,
         mtype,
@@ -311,6 +313,8 @@ def _load_episodes(project: Project, ids: tuple[int, ...]) -> tuple[dict[int, Ep
             source_trust=TRUST_LABEL.get(trust, SOURCE_TRUST.get(importer or "", 0.5)),
             risk_flags=tuple(flags),
             tags=tuple(tags),
+            # The gate stamps material with no time of its own with its recording time.
+            dated=occurred != recorded,
         )
     return out, security
 

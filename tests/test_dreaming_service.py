@@ -304,3 +304,20 @@ def test_material_read_again_reinforces_a_claim_once(project, bob):
     # only restatements the claim already cites: nothing to record twice.
     dream(project, DreamRun.Trigger.BACKFILL, backfill=(date(2026, 11, 1), date(2026, 11, 30)))
     assert reinforced.count() == 1
+
+
+def test_material_stamped_with_its_recording_time_is_marked_undated(project):
+    from llmwiki.ingest import RawFile, ingest_files
+
+    files = [
+        RawFile(
+            "notes/overview.md", b"# Overview\n\nThe relay runs on tw-app-1 for every region.\n"
+        ),
+        RawFile("memory/2026-03-02.md", b"# 2026-03-02\n\n- The relay runs on tw-app-1 now.\n"),
+    ]
+    ingest_files(project=project, files=files, actor="system")
+    ids = tuple(Episode.objects.filter(project=project).values_list("id", flat=True))
+    eps, _ = services._load_episodes(project, ids)
+    paths = dict(Episode.objects.filter(project=project).values_list("source_id", "source__path"))
+    dated = {paths[e.source_id]: e.dated for e in eps.values()}
+    assert dated == {"notes/overview.md": False, "memory/2026-03-02.md": True}

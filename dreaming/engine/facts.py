@@ -64,9 +64,16 @@ class Inputs:
             recall=recall,
             policy=policy,
             now=now,
-            recency_ref=min(now, eps[-1].occurred_at) if eps else now,
+            recency_ref=min(now, _newest(eps)) if eps else now,
             ep_day=[e.occurred_at.date().toordinal() for e in eps],
         )
+
+
+def _newest(eps: Sequence[Ep]) -> datetime:
+    """The newest time the material was written at, read from dated episodes only: one
+    undated note stamped on import would make a month of history look months old."""
+    dated = [e.occurred_at for e in eps if e.dated]
+    return max(dated) if dated else eps[-1].occurred_at
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,6 +40,9 @@ class Ep:
     source_trust: float  # 0..1, decided by the service
     risk_flags: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
+    # False when the material carried no time of its own and was stamped with the time it
+    # was recorded (an undated note): that says nothing of when it was written.
+    dated: bool = True
 
 
 @dataclass(frozen=True, slots=True)

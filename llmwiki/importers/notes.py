@@ -405,13 +405,33 @@ def _day_in(text: str) -> datetime | None:
         return None
 
 
+# Front-matter keys naming when a note was written or last edited, in the conventions of
+# static-site generators, wikis and note apps; the first present wins.
+_DATE_KEYS = (
+    "date",
+    "updated",
+    "last_updated",
+    "last-updated",
+    "modified",
+    "last_modified",
+    "lastmod",
+    "reviewed",
+    "last_reviewed",
+    "published",
+    "created",
+)
+
+
 def note_date(fields: dict[str, str | list[str]], head: list[str], path: str) -> datetime | None:
     """When a note was written: front matter, a "Date:" line near the top, the file name.
 
     "updated" outranks "created": a note asserts what it says as of its last edit, and
     that is the time a later statement contradicting it must be compared with.
     """
-    found = front_matter_date(fields, ("date", "updated", "last_updated", "modified", "created"))
+    found = front_matter_date(fields, _DATE_KEYS)
+    if found is None:
+        # Any other field holding a date ("reviewed:", "as_of:") says when the note stood.
+        found = front_matter_date(fields, tuple(k for k in fields if k not in _DATE_KEYS))
     if found is not None:
         return found
     for line in head:

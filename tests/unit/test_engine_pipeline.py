@@ -586,6 +586,15 @@ def test_recency_counts_from_the_newest_material_not_the_wall_clock():
     assert a.score == b.score
 
 
+def test_an_undated_note_stamped_on_import_does_not_make_the_history_stale():
+    # A note with no date of its own carries its import time, a season after the logs.
+    undated = ep(99, 120, "Overview: the relay and the poller run on tw-app-1.", dated=False)
+    (a,) = run_sweep(five_wordings(), now=NOW + timedelta(days=120)).candidates
+    with_note = run_sweep([*five_wordings(), undated], now=NOW + timedelta(days=120))
+    (b,) = [c for c in with_note.candidates if "staging" in c.text.lower()]
+    assert b.signals["recency"] == a.signals["recency"] > 0.95
+
+
 def test_a_statement_written_once_in_a_reference_source_is_a_candidate_on_its_own():
     said = "Every invoice export is signed with the billing key before upload."
     from_log = run_sweep([ep(1, 0, said)], now=NOW)

@@ -977,6 +977,11 @@ def test_it_reads_the_agent_from_an_openclaw_title_line():
         ("m.md", "# Minutes\nDate: Sept 9th, 2026\n\nBody.\n", "2026-09-09T00:00:00"),
         ("meeting-2026-09-09-review.md", "# Minutes\n\nBody.\n", "2026-09-09T00:00:00"),
         ("m.md", "# Minutes\nDate: 31 February 2026\n\nBody.\n", None),
+        # other conventions for when a note stood, and any date-valued field at last
+        ("a.md", "---\ntitle: Overview\nreviewed: 2026-02-20\n---\nBody.\n", "2026-02-20T00:00:00"),
+        ("a.md", "---\nlastmod: 2026-04-01\n---\nBody.\n", "2026-04-01T00:00:00"),
+        ("a.md", "---\nowner: Ann\nas_of: 2026-01-05\n---\nBody.\n", "2026-01-05T00:00:00"),
+        ("a.md", "---\ntitle: 2026 plan\nowner: Ann\n---\nBody.\n", None),
     ],
 )
 def test_a_note_is_dated_by_front_matter_a_date_line_or_its_file_name(
