@@ -202,7 +202,12 @@ _DATED_RE = re.compile(
     r"\b(?:today|tonight|tomorrow|yesterday|overnight|last night|this (?:morning|afternoon"
     r"|evening|week|weekend)|(?:next|last) (?:week|month|monday|tuesday|wednesday|thursday"
     r"|friday|saturday|sunday)|(?:some|one) (?:morning|afternoon|evening) next week"
-    r"|earlier today|later today|right now|(?:i|we)(?:'ll| will| am going to| are going to"
+    r"|earlier today|later today|right now"
+    # a weekday with no date is a day near the writer's now ("the review is on Thursday"),
+    # unlike a habit ("every Monday", "on Monday mornings", "on Tuesdays")
+    r"|(?:on|for|by|until|till|from|this) (?:monday|tuesday|wednesday|thursday|friday"
+    r"|saturday|sunday)\b(?! mornings| afternoons| evenings| nights)"
+    r"|(?:i|we)(?:'ll| will| am going to| are going to"
     r"|'m going to|'re going to) (?!use\b|adopt\b|standardi[sz]e\b|keep\b|stay\b))",
     re.IGNORECASE,
 )

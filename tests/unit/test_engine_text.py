@@ -262,6 +262,12 @@ def test_standalone_tells_a_claim_from_a_sentence_that_leans_on_its_neighbours(t
         ("OPS-228 raised for node-4; the electrician is booked as well.", True),
         ("MR !421 merged: alert templates now lead with the block name.", True),
         ("OPS-228 tracks the flaky export of the ledger.", False),
+        # a weekday without a date is a day near the writer's now; a habit is not
+        ("The fee review is booked for Thursday.", True),
+        ("Rollout to half the dispatchers on Friday.", True),
+        ("Reports go out on Monday mornings.", False),
+        ("Deploys happen on Tuesdays.", False),
+        ("The backup runs every Sunday.", False),
     ],
 )
 def test_dated_tells_a_log_entry_or_plan_from_a_durable_statement(text, is_dated):
