@@ -25,6 +25,7 @@ from .wording import (
     asks_the_listener,
     dated,
     display_text,
+    not_a_claim,
     opens_pointing_back,
     standalone,
     trim_snippet,
@@ -201,6 +202,9 @@ def _score(
         # conversation, not something a reviewer could approve or the project answer.
         if c.kind == "fact" and not contest.kind and asks_the_listener(choice.text):
             reasons[ci] = "junk:asks_the_listener"
+            continue
+        if c.kind == "fact" and not_a_claim(choice.text):
+            reasons[ci] = "junk:not_a_claim"
             continue
         if alone:
             stats["authority"] = max(eps[i].source_trust for i in support)

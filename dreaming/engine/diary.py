@@ -191,6 +191,7 @@ _REASON_WORDS = {
     "junk:leans_on_context": "said once, and not readable without the sentences around it",
     "junk:points_back": "in every wording opens on a word pointing at what came before",
     "junk:asks_the_listener": "a question put to the person spoken to (conversation)",
+    "junk:not_a_claim": "a lead-in to what follows, or a record's field of names",
 }
 
 

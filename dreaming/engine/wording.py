@@ -174,6 +174,19 @@ def asks_the_listener(text: str) -> bool:
     return text.rstrip().endswith("?") and bool(_LISTENER & words)
 
 
+_NAMES_FIELD = re.compile(
+    r"^\W*[A-Za-z][\w -]{0,30}:\s*"  # the label
+    r"(?:[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*)*(?:\s*,\s*|\s+and\s+|\s*$))+$"  # Names, And Names
+)
+
+
+def not_a_claim(text: str) -> bool:
+    """A lead-in ending in a colon introduces what follows ("Two rules were restated:"),
+    and a label over a list of names is a record's field ("Deciders: Ann Lee, Bo Chan"):
+    neither says anything a reviewer could approve, however often it recurs."""
+    return text.rstrip().endswith(":") or _NAMES_FIELD.match(text) is not None
+
+
 def standalone(text: str) -> bool:
     """Can this sentence be read, and approved, without the text around it?
 
@@ -181,7 +194,7 @@ def standalone(text: str) -> bool:
     something of a subject (a subject, a verb and what it says: six words).
     """
     words = [w.lower() for w in re.findall(r"[\w'’-]+", text)]
-    if len(words) < 6 or text.rstrip().endswith("?"):
+    if len(words) < 6 or text.rstrip().endswith("?") or not_a_claim(text):
         return False
     # A sentence opening with a past participle has dropped its subject ("Written by Ann
     # for new joiners."): it describes something the reader has to be looking at.

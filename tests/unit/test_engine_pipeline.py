@@ -595,6 +595,13 @@ def test_an_undated_note_stamped_on_import_does_not_make_the_history_stale():
     assert b.signals["recency"] == a.signals["recency"] > 0.95
 
 
+def test_a_field_of_names_is_not_proposed_however_often_it_recurs():
+    field = "Deciders: Ann Lee, Bo Chan and Cy Diaz"
+    result = run_sweep([ep(1, 0, field), ep(2, 1, field), ep(3, 2, field)], now=NOW)
+    assert result.candidates == []
+    assert "junk:not_a_claim" in {s.reason for s in result.stays_episodic}
+
+
 def test_a_statement_written_once_in_a_reference_source_is_a_candidate_on_its_own():
     said = "Every invoice export is signed with the billing key before upload."
     from_log = run_sweep([ep(1, 0, said)], now=NOW)

@@ -11,6 +11,7 @@ from dreaming.engine.wording import (
     dated,
     display_text,
     junk_reason,
+    not_a_claim,
     standalone,
     trim_snippet,
 )
@@ -286,3 +287,17 @@ def test_dated_tells_a_log_entry_or_plan_from_a_durable_statement(text, is_dated
 )
 def test_a_question_put_to_the_listener_is_told_apart(text, asks):
     assert asks_the_listener(text) is asks
+
+
+@pytest.mark.parametrize(
+    ("text", "claim"),
+    [
+        ("Deciders: Ann Lee, Bo Chan and Cy Diaz", False),
+        ("Attendees: Ann Lee, Bo Chan", False),
+        ("Two rules were restated for the summer briefing:", False),
+        ("Owner: the platform team runs the relay on tw-app-1.", True),
+        ("Storage: ClickHouse keeps every reading for two years.", True),
+    ],
+)
+def test_a_lead_in_or_a_field_of_names_is_not_a_claim(text, claim):
+    assert not_a_claim(text) is not claim
