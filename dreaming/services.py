@@ -263,58 +263,27 @@ def _load_episodes(project: Project, ids: tuple[int, ...]) -> tuple[dict[int, Ep
     relabelled = EpisodeRelabel.in_force(
         episode__project=project, episode_id__gte=min(ids), episode_id__lte=max(ids)
     )
-    qs = (
-        _in_range(project, ids)
-        .dreamable()
-        .values_list(
-            "id",
-            "occurred_at",
-            "recorded_at",
-            "content",
-            "kind",
-            "memory_type",
-            "actor",
-            "source_id",
-            "source__importer",
-            "trust",
-            "flags",
-            "tags",
-            "security_class",
-        )
-        .order_by("id")
-    )
-    for (
-        pk,
-        occurred,
-        recorded,
-        content,
-        kind,
-        mtype,
-        actor,
-        source_id,
-        importer,
-        trust,
-        flags,
-        tags,
-        security_class,
-    ) in qs.iterator(chunk_size=5000):
-        if pk not in wanted:
+    fields = ("id", "occurred_at", "recorded_at", "content", "kind", "memory_type", "actor")
+    fields += ("source_id", "source__importer", "trust", "flags", "tags", "security_class")
+    rows = _in_range(project, ids).dreamable().values_list(*fields, named=True).order_by("id")
+    for e in rows.iterator(chunk_size=5000):
+        if e.id not in wanted:
             continue
-        if security_class != SecurityClass.INTERNAL:
-            security[pk] = security_class
-        out[pk] = Ep(
-            id=pk,
-            occurred_at=occurred,
-            content=content,
-            kind=kind,
-            memory_type=relabelled.get(pk, mtype),
-            actor=actor,
-            source_id=source_id or 0,
-            source_trust=TRUST_LABEL.get(trust, SOURCE_TRUST.get(importer or "", 0.5)),
-            risk_flags=tuple(flags),
-            tags=tuple(tags),
+        if e.security_class != SecurityClass.INTERNAL:
+            security[e.id] = e.security_class
+        out[e.id] = Ep(
+            id=e.id,
+            occurred_at=e.occurred_at,
+            content=e.content,
+            kind=e.kind,
+            memory_type=relabelled.get(e.id, e.memory_type),
+            actor=e.actor,
+            source_id=e.source_id or 0,
+            source_trust=TRUST_LABEL.get(e.trust, SOURCE_TRUST.get(e.source__importer or "", 0.5)),
+            risk_flags=tuple(e.flags),
+            tags=tuple(e.tags),
             # The gate stamps material with no time of its own with its recording time.
-            dated=occurred != recorded,
+            dated=e.occurred_at != e.recorded_at,
         )
     return out, security
 
