@@ -63,7 +63,10 @@ _CUES: dict[str, tuple[tuple[float, re.Pattern[str]], ...]] = {
             WORD,
             re.compile(
                 r"\b(?:rather than|instead of|moved from|switched from|migrated from|replaced \S+"
-                r" with|no longer use|turned down|rejected|ruled out)\b",
+                r" with|no longer use|turned down|rejected|ruled (?:\w+ )?out|shortlisted"
+                # "picking A over B", "lost to B": one option weighed against another
+                r"|(?:pick|picked|picking|chose|choosing|prefer|preferred) \S+ over"
+                r"|lost (?:out )?to)\b",
                 re.I,
             ),
         ),
@@ -79,7 +82,7 @@ _CUES: dict[str, tuple[tuple[float, re.Pattern[str]], ...]] = {
                 # "needs four-eyes", "requires a second person's sign-off"
                 r"|(?:needs?|requires?)\b.{0,30}\b(?:approv\w*|sign-?off|four-eyes)"
                 # "handed to X on request and to nobody else"
-                r"|(?:to|with) (?:nobody|no one|no-one) else"
+                r"|(?:to|with) (?:nobody|no one|no-one) else|\bgo(?:es)? only to\b"
                 r"|(?:without|unless)\b.{1,60}\b(?:permission|approval|agreement))\b",
                 re.I,
             ),
@@ -125,7 +128,8 @@ _CUES: dict[str, tuple[tuple[float, re.Pattern[str]], ...]] = {
                 r"|is defined as|is an abbreviation for)\b"
                 r"|^[\w.+#/-]{1,30}(?<!ed)\s*=\s*(?:a|an|the)\s+\w+"
                 r"|\b(?:a|an)\s+[\w -]{1,30}\s(?:is|are)\s+(?:any|every|each)\s+\w+"
-                r"|\bhow (?:we|you|they) (?:count|define|measure|calculate)\b",
+                r"|\bhow (?:we|you|they) (?:count|define|measure|calculate)\b"
+                r"|\bwhat counts as\b|\bby (?:our|the|this) definition\b",
                 re.I,
             ),
         ),

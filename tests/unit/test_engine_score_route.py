@@ -180,6 +180,20 @@ def test_approval_a_change_needs_and_sharing_with_no_one_else_are_rules():
     )
 
 
+def test_one_option_weighed_against_another_is_a_decision():
+    assert r("Nothing to do with picking Payco over Cardly; its minimum ruled it out.").page == (
+        "DECISION_LOG"
+    )
+    assert r("Kestrel was evaluated in the ADR and lost to Harrier.").page == "DECISION_LOG"
+
+
+def test_what_counts_as_a_term_is_a_definition_and_data_that_goes_only_to_one_party_a_rule():
+    assert r("What counts as a no-show: a rider whose ticket was never scanned.").page == (
+        "GLOSSARY"
+    )
+    assert r("Crew lists go only to the harbour office when it asks.").page == "GOVERNANCE"
+
+
 def test_a_bold_term_followed_by_how_or_what_it_is_is_a_definition():
     got = r("**Turnaround**: how long a van waits at the depot between two runs.")
     assert (got.page, got.section) == ("GLOSSARY", "Turnaround")
