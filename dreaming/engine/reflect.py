@@ -153,8 +153,16 @@ def _topic(sentence: str, start: int, end: int) -> frozenset[str]:
             if not terms and idx + 1 < len(spans):
                 nlo, nhi = spans[idx + 1]
                 terms = subject_terms(sentence[nlo:nhi])
+            # "Closed the turnstile work": what was closed is the turnstile, not "work".
+            terms = (terms - _ACTIVITY_NOUNS) or terms
             return frozenset(_nearest_terms(terms, sentence, start, 4))
     return frozenset()
+
+
+# Nouns naming the kind of effort rather than its subject ("the X work", "the X job").
+_ACTIVITY_NOUNS = frozenset(
+    ("work", "job", "jobs", "task", "tasks", "project", "effort", "install", "installation")
+)
 
 
 def _nearest_terms(terms: frozenset[str], sentence: str, at: int, cap: int) -> list[str]:

@@ -55,6 +55,13 @@ def test_it_reads_checkboxes_as_markers():
     assert find_marker("The search-indexer reads from cache-3.") is None
 
 
+def test_the_kind_of_effort_is_not_the_topic_of_its_marker():
+    assert find_marker("Closed the turnstile work: all four gates scan passes.").topic == {
+        "turnstile"
+    }
+    assert find_marker("Closed the job.").topic == {"job"}  # nothing else to name it by
+
+
 def test_a_speaker_label_is_not_the_topic_of_its_marker():
     marker = find_marker("Grace: closed the invoice-sync spike.")
     assert marker.topic == {"invoice-sync", "spike"}
