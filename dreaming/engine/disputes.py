@@ -216,7 +216,8 @@ _CHANGE_RE = re.compile(
     r"\b(?:" + _SWITCH + r"|from today|as of (?:today|this|now)|down from|up from"
     r"|changed (?:to|from)|new default"
     # a value moved to, or a date it takes effect from ("from 30 March", "starting Monday")
-    r"|(?:" + r"|".join(_MOVES) + r"|raised|lowered|cut|reduced|increased|decreased) to"
+    r"|(?:(?:comes?|came|goes|went) (?:down|up)|dropped|drops?|rose|rises?|fell|falls?|raised"
+    r"|lowered|cut|reduced|increased|decreased) to"
     r"|(?:from|starting|effective|as of) (?:\d{1,2}(?:st|nd|rd|th)? )?(?:" + _MONTHS_DAYS + r"))\b",
     re.IGNORECASE,
 )
