@@ -247,7 +247,7 @@ _POSSESS_RE = re.compile(
 # What a denial is not: a question reported or asked ("asked why the app isn't …"), a
 # restrictive clause defining a kind ("a passenger whose pass wasn't scanned"), or a state
 # in progress at one moment ("texts weren't going out").
-_NOT_A_CLAIM_RE = re.compile(
+_NOT_ASSERTED_RE = re.compile(
     r"\b(?:why|whether|if|how come)\b[^.;:]*$|\b(?:whose|who|which|that)\s+(?:\w+\s+){0,3}$",
     re.IGNORECASE,
 )
@@ -333,7 +333,7 @@ def said(
         m = _DENIAL_RE.search(s) if f.negated else None
         if m and (
             s.rstrip().endswith("?")
-            or _NOT_A_CLAIM_RE.search(s[: m.start()])
+            or _NOT_ASSERTED_RE.search(s[: m.start()])
             or (m.group("be") and _IN_PROGRESS_RE.match(s[m.end() :]))
         ):
             m = None
