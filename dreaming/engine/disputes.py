@@ -287,6 +287,21 @@ def _known_in(sentence: str, known: frozenset[str]) -> frozenset[str]:
     return frozenset(w.lower() for w in _CAPITALISED_RE.findall(sentence)) & known
 
 
+# A switch someone wants, proposes or asks for has not happened ("he wants dispatch to
+# block bookings instead of relying on a phone call").
+_PROPOSED_RE = re.compile(
+    r"\b(?:wants?|wanted|would like|propos(?:es|ed|e)|suggest(?:s|ed)?|ask(?:s|ed)?|plans? to"
+    r"|planning to|should|could|might)\b[^.;:]*$",
+    re.IGNORECASE,
+)
+
+
+def _switches(sentence: str) -> bool:
+    """Does the sentence announce that one choice replaced another (not merely ask for it)?"""
+    m = _SWITCH_RE.search(sentence)
+    return m is not None and not _PROPOSED_RE.search(sentence[: m.start()])
+
+
 def _code_names(sentence: str) -> frozenset[str]:
     """Capitalised words inside code spans: commands and keys, not names."""
     return analyse(" ".join(_CODE_SPAN_RE.findall(sentence))).names
@@ -318,7 +333,7 @@ def said(
         (_choices(f.names) | _known_in(s, known)) - people - (_code_names(s) if "`" in s else _NONE)
         for s, f in zip(sentences, feats, strict=True)
     )
-    switches = tuple(k for k, s in enumerate(sentences) if _SWITCH_RE.search(s))
+    switches = tuple(k for k, s in enumerate(sentences) if _switches(s))
     left: set[str] = set()
     for k in switches:
         for m in _LEFT_RE.finditer(sentences[k]):

@@ -171,6 +171,12 @@ def test_a_denial_of_something_else_is_no_conflict():
             "The fare sync moved onto the Importer job yesterday; the Bridge feed was switched "
             "off this morning.",
         ),
+        # a switch someone only asks for has not happened
+        (
+            "Dispatch lets the Skua taxis out whatever the Beaufort reading says.",
+            "Skua taxis stay in port above Beaufort 6; Ann wants Dispatch to block them "
+            "automatically instead of the Harbourmaster phoning round.",
+        ),
         # one shared word is a topic
         (
             "Seat-hold expiry fix merged; holds now lapse after 12 minutes instead of hanging "
