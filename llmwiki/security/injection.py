@@ -63,6 +63,13 @@ _TOOL_START = re.compile(
 )
 
 _HTML_COMMENT = re.compile(r"<!--(.*?)(?:-->|\Z)", re.S)
+# Markup a reader does not see but a model reads: a collapsed <details> block, or an
+# element marked hidden ("hidden", "display:none", "aria-hidden").
+_HIDDEN_HTML = re.compile(
+    r"<details\b[^>]*>(.*?)(?:</details>|\Z)"
+    r"|<(\w+)\b[^>]*?\b(?:hidden|display\s*:\s*none|aria-hidden)[^>]*>(.*?)(?:</\2>|\Z)",
+    re.S | re.I,
+)
 
 # Role prefixes ("assistant:") in quoted text, at the start of a line or slipped in after
 # a sentence.
@@ -153,6 +160,8 @@ def find_risks(
     _tool_blocks(text, lower, risks)
     if "<!--" in text:
         _html_comments(text, risks)
+    if "<details" in lower or "hidden" in lower or "display" in lower:
+        _hidden_html(text, risks)
     if ">" in text and ":" in text:
         _role_spoofs(text, lower, risks)
     _table_cells(text, lower, risks)
@@ -252,6 +261,21 @@ def _html_comments(text: str, risks: RiskCollector) -> None:
                 risks.add("risk:html_comment_instruction", reason, high=True)
             else:
                 risks.add("risk:html_comment_instruction", "HTML comment addressed to an AI/agent")
+
+
+def _hidden_html(text: str, risks: RiskCollector) -> None:
+    for m in _HIDDEN_HTML.finditer(text):
+        body = (m.group(1) if m.group(1) is not None else m.group(3) or "").lower()
+        found = phrase(body)
+        if found:
+            risks.add("risk:hidden_html_instruction", f"hidden HTML says {quote(found)}", high=True)
+        elif addresses_ai(body):
+            order = _order(body)
+            if order:
+                reason = f"hidden HTML tells an AI to {quote(order)}"
+                risks.add("risk:hidden_html_instruction", reason, high=True)
+            else:
+                risks.add("risk:hidden_html_instruction", "hidden HTML addressed to an AI/agent")
 
 
 def _role_spoofs(text: str, lower: str, risks: RiskCollector) -> None:

@@ -154,6 +154,7 @@ _PEM = re.compile(
 # Anchored on the literal "://" so the engine skips straight to URLs; the scheme is read
 # backwards in Python. Any scheme counts: user:password@ in a URL is a credential.
 _URL_CREDENTIALS = re.compile(r"://[^\s:/@?#]*:(?P<pw>[^\s@/?#]+)@")
+_URL_KEY = re.compile(r"://(?P<key>[A-Za-z0-9_-]{16,})@")
 _SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
 _DB_SCHEMES = frozenset(
     {
@@ -319,6 +320,16 @@ _DETECTORS: tuple[_Detector, ...] = (
         accept=_accept_password_in_url,
         token=False,
     ),
+    _Detector(
+        # A key as the user part of a URL (an error-reporting DSN, a token-in-URL remote):
+        # the host reads it as a credential even with no password after it.
+        "url_credentials",
+        ("://",),
+        _URL_KEY,
+        "key",
+        accept=_accept_letters_and_digits,
+        token=False,
+    ),
 )
 
 # Generic "key = value" assignments. One pattern per key word, each opening with a
@@ -442,6 +453,12 @@ def find_secrets(
     if long_gate is None or _TOKEN_RUN_START in long_gate:
         for start, end in _random_tokens(text):
             keep(start, end, "random_token")
+        # A message that is nothing but one long token is a value pasted on its own, a key
+        # more often than anything: a commit hash comes with words ("fixed in 3f9a…").
+        bare = text.strip().strip("`'\"")
+        if _LONE_TOKEN.fullmatch(bare) and _accept_letters_and_digits(bare):
+            start = text.index(bare)
+            keep(start, start + len(bare), "random_token")
 
     # A value known to be a secret is redacted wherever else it appears, even where no
     # detector would have recognised it (a bare query parameter, a quoted echo).
@@ -467,6 +484,7 @@ def find_secrets(
 _B64_RUN = re.compile(rf"[A-Za-z0-9+/=_-]{{{_TOKEN_MIN},}}")
 _TOKEN_PART = re.compile(rf"[A-Za-z0-9_-]{{{_TOKEN_MIN},}}")
 _RANDOM_MAX = 100
+_LONE_TOKEN = re.compile(r"[A-Za-z0-9_-]{24,200}")
 _PATH_WORD = re.compile(r"(?:^|/)[a-z]{2,}(?=/|$)")
 # Letters that read as words: a capitalised or lower-case run of three or more, or an
 # upper-case run of three or more ("ReplacingMergeTree", "user_signup_flow", "HTTP").

@@ -226,6 +226,8 @@ def test_it_does_not_flag_look_alikes_as_secrets(text):
         "the new one, so I could test: " + rand(40),
         "post it to https://chat.example.net/api/webhooks/1284122435344621360/"
         + rand(68, _ALNUM + "-"),
+        # a message that is nothing but the value, even one in hex
+        "".join(_rng.choice("0123456789abcdef") for _ in range(37)) + "a7f",
     ],
 )
 def test_a_token_drawn_at_random_is_a_secret_without_a_known_prefix_or_label(text):
@@ -248,6 +250,14 @@ def test_a_token_drawn_at_random_is_a_secret_without_a_known_prefix_or_label(tex
 )
 def test_identifiers_hashes_and_encoded_text_are_not_random_tokens(text):
     assert "random_token" not in {f.kind for f in scan(text).secrets}
+
+
+def test_a_key_as_the_user_part_of_a_url_is_a_credential():
+    key = "".join(_rng.choice("0123456789abcdef") for _ in range(29)) + "a7f"
+    result = scan(f"DSN=https://{key}@o17502.ingest.example.io/1302566 for crash reports")
+    assert [f.kind for f in result.secrets] == ["url_credentials"]
+    assert key not in result.text
+    assert scan("clone ssh://git@example.org/acme/tool and https://user@example.com/").secrets == ()
 
 
 def test_a_long_base64_blob_in_prose_is_a_risk_not_a_secret():
