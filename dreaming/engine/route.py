@@ -80,7 +80,9 @@ _CUES: dict[str, tuple[tuple[float, re.Pattern[str]], ...]] = {
                 r"|is forbidden|are forbidden|prohibited|required to|requires? (?:approval|review)"
                 r"|policy|compliance|approval from|consent|opt-?in|opt-?out"
                 # "needs four-eyes", "requires a second person's sign-off"
-                r"|(?:needs?|requires?)\b.{0,30}\b(?:approv\w*|sign-?off|four-eyes)"
+                r"|(?:needs?|requires?)\b.{0,30}\b(?:approv\w*|sign(?:ed)?-?off|four-eyes)"
+                # "commit access is granted by lazy consensus"
+                r"|(?:access|permissions?|rights?)\s+(?:is|are)\s+(?:granted|given|revoked)"
                 # "handed to X on request and to nobody else"
                 r"|(?:to|with) (?:nobody|no one|no-one) else|\bgo(?:es)? only to\b"
                 r"|(?:without|unless)\b.{1,60}\b(?:permission|approval|agreement))\b",
@@ -129,7 +131,10 @@ _CUES: dict[str, tuple[tuple[float, re.Pattern[str]], ...]] = {
                 r"|^[\w.+#/-]{1,30}(?<!ed)\s*=\s*(?:a|an|the)\s+\w+"
                 r"|\b(?:a|an)\s+[\w -]{1,30}\s(?:is|are)\s+(?:any|every|each)\s+\w+"
                 r"|\bhow (?:we|you|they) (?:count|define|measure|calculate)\b"
-                r"|\bwhat counts as\b|\bby (?:our|the|this) definition\b",
+                r"|\bwhat counts as\b|\bby (?:our|the|this) definition\b"
+                # "a quadrat is the square frame …", "asked what a tombstone is"
+                r"|(?:^|[:;]\s+)(?:a|an)\s+[\w-]{2,30}(?:\s+here)?\s+is\s+(?:the|a|an)\s"
+                r"|\bwhat (?:a|an)\s+[\w-]{2,30}\s+is\b",
                 re.I,
             ),
         ),

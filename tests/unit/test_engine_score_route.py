@@ -194,6 +194,16 @@ def test_what_counts_as_a_term_is_a_definition_and_data_that_goes_only_to_one_pa
     assert r("Crew lists go only to the harbour office when it asks.").page == "GOVERNANCE"
 
 
+def test_a_term_said_to_be_a_thing_is_a_definition_and_access_granted_by_a_rule_is_a_rule():
+    assert r("Learned a word today: a quadrat is the square frame surveyors drop.").page == (
+        "GLOSSARY"
+    )
+    assert r("Ann asked what a tombstone is; it marks a deleted record.").page == "GLOSSARY"
+    assert r("Commit access is granted by lazy consensus after a week.").page == "GOVERNANCE"
+    assert r("Every commit needs a Signed-off-by trailer with a real name.").page == "GOVERNANCE"
+    assert r("The relay is a Go service on app-3.").page == "SYSTEM_OVERVIEW"
+
+
 def test_a_bold_term_followed_by_how_or_what_it_is_is_a_definition():
     got = r("**Turnaround**: how long a van waits at the depot between two runs.")
     assert (got.page, got.section) == ("GLOSSARY", "Turnaround")
