@@ -72,6 +72,10 @@ _DURATION_UNITS = {
     "days": 86400.0,
     "week": 604800.0,
     "weeks": 604800.0,
+    "month": 2_629_800.0,  # a twelfth of the mean Gregorian year
+    "months": 2_629_800.0,
+    "year": 31_557_600.0,
+    "years": 31_557_600.0,
 }
 _SIZE_UNITS = {"kb": 1e3, "kib": 1024.0, "mb": 1e6, "mib": 1024.0**2, "gb": 1e9, "gib": 1024.0**3}
 _SIZE_UNITS |= {"tb": 1e12, "tib": 1024.0**4}
@@ -107,6 +111,7 @@ _SETTING_NOUNS = frozenset((
 _MOVEMENT_RE = re.compile(r"\bfrom\s+\S+(?:\s\S+)?\s+to\b", re.IGNORECASE)
 # The words either side of a value that say which slot it fills.
 _SLOT_WORDS = 5
+_SLOT_BEFORE = 8
 # A slot holding this many distinct values is a measurement series, not a setting.
 _SERIES = 3
 
@@ -162,10 +167,15 @@ def quantities(sentence: str) -> list[Quantity]:
             continue
         before = sentence[: m.start()]
         after = sentence[m.end() :]
-        around = " ".join(before.split()[-_SLOT_WORDS:] + after.split()[:_SLOT_WORDS])
+        # The slot is read from the value's own clause: up to _SLOT_BEFORE words before it
+        # ("the support window per minor line shrinks to 12 months"), _SLOT_WORDS after.
+        clause = re.split(r"[;:]\s", before)[-1]
+        around = " ".join(clause.split()[-_SLOT_BEFORE:] + after.split()[:_SLOT_WORDS])
         f = analyse(around)
         slot = frozenset(stem(t) for t in f.subject)
-        reading = moving or _READING_BEFORE.search(before[-40:]) is not None
+        # The upper end of a range ("run to 40–80 MB") describes variation, not a setting.
+        ranged = re.search(r"\d\s*[–-]\s*$", before) is not None
+        reading = moving or ranged or _READING_BEFORE.search(before[-40:]) is not None
         if reading and not moving and not _approximate(before[-40:]) and _names_setting(before):
             reading = False  # a setting moved: changed, not measured
         out.append(Quantity(kind, round(number * scale, 6), slot, reading))
@@ -513,6 +523,39 @@ def oppositions(
         for y, b in near[:NEIGHBOURS]:
             if b.quantities and y > x and (op := value_change(x, y, a, b)) is not None:
                 out.append(op)
+    return out
+
+
+# A slot word shared by more blocks than this names a topic, not one setting: it proposes
+# no pairs (and keeps the pairing near-linear in the number of blocks).
+_SLOT_BUCKET = 32
+
+
+def same_slot_changes(blocks: Sequence[tuple[int, Said]]) -> list[Opposition]:
+    """Value changes between blocks that state one setting in few other words.
+
+    "The attachment limit is 25 MB" and "the attachment limit per record is now 100 MB"
+    share little besides the setting's name, too little to be paraphrase neighbours; their
+    values' slots share two words or more. Blocks are paired through the words of their
+    settings' slots (never all pairs) and compared as neighbours are.
+    """
+    by_word: dict[tuple[str, str], list[int]] = {}
+    said_of: dict[int, Said] = {}
+    for x, a in blocks:
+        said_of[x] = a
+        for word in {(q.kind, w) for _, q in a.quantities if not q.reading for w in q.slot}:
+            by_word.setdefault(word, []).append(x)
+    shared: dict[tuple[int, int], int] = {}
+    for xs in by_word.values():
+        if len(xs) > _SLOT_BUCKET:
+            continue
+        for i, x in enumerate(xs):
+            for y in xs[i + 1 :]:
+                shared[(x, y)] = shared.get((x, y), 0) + 1
+    out = []
+    for (x, y), n in sorted(shared.items()):
+        if n >= MIN_SHARED_TERMS and (op := value_change(x, y, said_of[x], said_of[y])):
+            out.append(op)
     return out
 
 

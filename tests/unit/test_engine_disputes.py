@@ -188,3 +188,35 @@ def test_a_denial_of_something_else_is_no_conflict():
 )
 def test_what_only_looks_like_a_disagreement_is_none(texts):
     assert not found(*texts)
+
+
+def test_a_support_window_in_months_changes_and_the_slot_is_read_from_its_clause():
+    (d,) = found(
+        "Each minor line gets security fixes for a support window of 18 months.",
+        "Pointed them to the 18 months support window for each minor line.",
+        "Vote closed: the support window per minor release line shrinks to 12 months.",
+        "Backports follow the shorter support window of 12 months for every minor line.",
+    )
+    assert d.kind == "value"
+    assert [sorted(blocks) for blocks, _ in d.sides] == [[0, 1], [2, 3]]
+
+
+def test_the_upper_end_of_a_range_is_a_reading():
+    (limit, upper) = disputes.quantities(
+        "The attachment limit is now 100 MB; files run to 40–80 MB."
+    )
+    assert (limit.reading, upper.reading) == (False, True)
+
+
+def test_blocks_naming_one_setting_in_few_other_words_are_paired_through_its_slot():
+    texts = [
+        "Per-record attachment limit is 25 MB today; bigger files are refused with E0413.",
+        "The attachment limit of 25 MB doesn't come into it, the file was 9 MB.",
+        "PR merged: the attachment limit per record is now 100 MB for the recorders.",
+        "The attachment limit is raised to 100 MB per record.",
+    ]
+    blocks = [(x, block(t, x)) for x, t in enumerate(texts)]
+    ops = disputes.same_slot_changes(blocks)
+    assert {(op.old, op.new) for op in ops} >= {(0, 2), (0, 3)}
+    (d,) = disputes.disputes(ops, dict(blocks))
+    assert [sorted(b) for b, _ in d.sides] == [[0, 1], [2, 3]]
