@@ -13,13 +13,14 @@ PEM and PEM_PROBES from here.
 # ruff: noqa: E501
 
 import base64
-import json
 import random
 import re
-import shutil
 import string
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import genlib  # eval/genlib.py, shared by every generated corpus
 
 RNG = random.Random(20260302)
 ALNUM = string.ascii_letters + string.digits
@@ -805,47 +806,28 @@ T3 = [  # {message_id, author: {role, name}, content, created_at}
 
 
 def main(out):
-    root = Path(out) / "corpus"
-    if root.exists():
-        shutil.rmtree(root)
-    for rel, text in MD.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(fill(text), encoding="utf-8")
-    tdir = root / "transcripts"
-    tdir.mkdir(parents=True, exist_ok=True)
-    with open(tdir / "2026-03-05-refund-backlog.jsonl", "w", encoding="utf-8") as f:
-        for i, r, c, t in T1:
-            f.write(
-                json.dumps(
-                    {"id": i, "role": r, "content": fill(c), "timestamp": t}, ensure_ascii=False
-                )
-                + "\n"
-            )
-    with open(tdir / "2026-03-14-storm-night-dispatch.jsonl", "w", encoding="utf-8") as f:
-        for i, s, c, dt in T2:
-            f.write(
-                json.dumps(
-                    {"id": i, "speaker": s, "content": fill(c), "ts": T2_START + dt},
-                    ensure_ascii=False,
-                )
-                + "\n"
-            )
-    with open(tdir / "2026-03-24-partner-support.jsonl", "w", encoding="utf-8") as f:
-        for i, r, n, c, t in T3:
-            f.write(
-                json.dumps(
-                    {
-                        "message_id": i,
-                        "author": {"role": r, "name": n},
-                        "content": fill(c),
-                        "created_at": t,
-                    },
-                    ensure_ascii=False,
-                )
-                + "\n"
-            )
-    print(f"wrote {root}")
+    genlib.write_corpus(
+        out,
+        {rel: fill(text) for rel, text in MD.items()},
+        {
+            "transcripts/2026-03-05-refund-backlog.jsonl": [
+                {"id": i, "role": r, "content": fill(c), "timestamp": t} for i, r, c, t in T1
+            ],
+            "transcripts/2026-03-14-storm-night-dispatch.jsonl": [
+                {"id": i, "speaker": s, "content": fill(c), "ts": T2_START + dt}
+                for i, s, c, dt in T2
+            ],
+            "transcripts/2026-03-24-partner-support.jsonl": [
+                {
+                    "message_id": i,
+                    "author": {"role": r, "name": n},
+                    "content": fill(c),
+                    "created_at": t,
+                }
+                for i, r, n, c, t in T3
+            ],
+        },
+    )
 
 
 if __name__ == "__main__":

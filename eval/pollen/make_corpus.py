@@ -13,14 +13,15 @@ PROBES, OPENSSH and OPENSSH_PROBES from here.
 # ruff: noqa: E501
 
 import base64
-import json
 import random
 import re
-import shutil
 import string
 import struct
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import genlib  # eval/genlib.py, shared by every generated corpus
 
 RNG = random.Random(20260504)
 ALNUM = string.ascii_letters + string.digits
@@ -879,33 +880,28 @@ T3 = [  # {message_id, author: {role, name}, content, created_at}: release chat
 
 
 def main(out):
-    root = Path(out) / "corpus"
-    if root.exists():
-        shutil.rmtree(root)
-    for rel, text in MD.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(fill(text), encoding="utf-8")
-    tdir = root / "transcripts"
-    tdir.mkdir(parents=True, exist_ok=True)
-    with open(tdir / "2026-05-06-ledger-triage.jsonl", "w", encoding="utf-8") as f:
-        for i, r, c, t in T1:
-            row = {"id": i, "role": r, "content": fill(c), "timestamp": t}
-            f.write(json.dumps(row, ensure_ascii=False) + "\n")
-    with open(tdir / "2026-05-11-matrix-community-room.jsonl", "w", encoding="utf-8") as f:
-        for i, s, c, dt in T2:
-            row = {"id": i, "speaker": s, "content": fill(c), "ts": T2_START + dt}
-            f.write(json.dumps(row, ensure_ascii=False) + "\n")
-    with open(tdir / "2026-05-14-release-chat.jsonl", "w", encoding="utf-8") as f:
-        for i, r, n, c, t in T3:
-            row = {
-                "message_id": i,
-                "author": {"role": r, "name": n},
-                "content": fill(c),
-                "created_at": t,
-            }
-            f.write(json.dumps(row, ensure_ascii=False) + "\n")
-    print(f"wrote {root}")
+    genlib.write_corpus(
+        out,
+        {rel: fill(text) for rel, text in MD.items()},
+        {
+            "transcripts/2026-05-06-ledger-triage.jsonl": [
+                {"id": i, "role": r, "content": fill(c), "timestamp": t} for i, r, c, t in T1
+            ],
+            "transcripts/2026-05-11-matrix-community-room.jsonl": [
+                {"id": i, "speaker": s, "content": fill(c), "ts": T2_START + dt}
+                for i, s, c, dt in T2
+            ],
+            "transcripts/2026-05-14-release-chat.jsonl": [
+                {
+                    "message_id": i,
+                    "author": {"role": r, "name": n},
+                    "content": fill(c),
+                    "created_at": t,
+                }
+                for i, r, n, c, t in T3
+            ],
+        },
+    )
 
 
 if __name__ == "__main__":
