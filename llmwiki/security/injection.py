@@ -247,35 +247,33 @@ def _tool_blocks(text: str, lower: str, risks: RiskCollector) -> None:
 
 def _html_comments(text: str, risks: RiskCollector) -> None:
     for m in _HTML_COMMENT.finditer(text):
-        body = m.group(1).lower()
-        found = phrase(body)
+        found = _unseen_order(
+            m.group(1).lower(), "risk:html_comment_instruction", "HTML comment", risks
+        )
         if found:
-            risks.add(
-                "risk:html_comment_instruction", f"HTML comment says {quote(found)}", high=True
-            )
             risks.add("risk:injection_phrase", f"in an HTML comment: {quote(found)}", high=True)
-        elif addresses_ai(body):
-            order = _order(body)
-            if order:
-                reason = f"HTML comment tells an AI to {quote(order)}"
-                risks.add("risk:html_comment_instruction", reason, high=True)
-            else:
-                risks.add("risk:html_comment_instruction", "HTML comment addressed to an AI/agent")
 
 
 def _hidden_html(text: str, risks: RiskCollector) -> None:
     for m in _HIDDEN_HTML.finditer(text):
-        body = (m.group(1) if m.group(1) is not None else m.group(3) or "").lower()
-        found = phrase(body)
-        if found:
-            risks.add("risk:hidden_html_instruction", f"hidden HTML says {quote(found)}", high=True)
-        elif addresses_ai(body):
-            order = _order(body)
-            if order:
-                reason = f"hidden HTML tells an AI to {quote(order)}"
-                risks.add("risk:hidden_html_instruction", reason, high=True)
-            else:
-                risks.add("risk:hidden_html_instruction", "hidden HTML addressed to an AI/agent")
+        body = m.group(1) if m.group(1) is not None else m.group(3) or ""
+        _unseen_order(body.lower(), "risk:hidden_html_instruction", "hidden HTML", risks)
+
+
+def _unseen_order(body: str, flag: str, what: str, risks: RiskCollector) -> str | None:
+    """Judge text a reader does not see (`what`: where it hides): an injection phrase or
+    an order addressed to an AI is high risk, an AI addressed without one low. Returns
+    the injection phrase found, if any."""
+    found = phrase(body)
+    if found:
+        risks.add(flag, f"{what} says {quote(found)}", high=True)
+    elif addresses_ai(body):
+        order = _order(body)
+        if order:
+            risks.add(flag, f"{what} tells an AI to {quote(order)}", high=True)
+        else:
+            risks.add(flag, f"{what} addressed to an AI/agent")
+    return found
 
 
 def _role_spoofs(text: str, lower: str, risks: RiskCollector) -> None:
