@@ -37,6 +37,26 @@ def write_corpus(out, markdown, transcripts):
     print(f"wrote {root}")
 
 
+# The importer shapes the generated transcripts use (three of Orchard's four; the fourth,
+# {turn_id, sender, text, time}, holds no `content` the harness could locate).
+def role_turns(rows, fill):
+    """{id, role, content, timestamp} turns from (id, role, content, ISO time) rows."""
+    return [{"id": i, "role": r, "content": fill(c), "timestamp": t} for i, r, c, t in rows]
+
+
+def speaker_turns(rows, start, fill):
+    """{id, speaker, content, ts} turns from (id, speaker, content, seconds after start)."""
+    return [{"id": i, "speaker": s, "content": fill(c), "ts": start + dt} for i, s, c, dt in rows]
+
+
+def author_turns(rows, fill):
+    """{message_id, author: {role, name}, content, created_at} turns."""
+    return [
+        {"message_id": i, "author": {"role": r, "name": n}, "content": fill(c), "created_at": t}
+        for i, r, n, c, t in rows
+    ]
+
+
 def kind_of(rel):
     if rel.startswith("memory/dreaming/"):
         return "dreaming_artifact"

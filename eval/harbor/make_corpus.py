@@ -810,22 +810,11 @@ def main(out):
         out,
         {rel: fill(text) for rel, text in MD.items()},
         {
-            "transcripts/2026-03-05-refund-backlog.jsonl": [
-                {"id": i, "role": r, "content": fill(c), "timestamp": t} for i, r, c, t in T1
-            ],
-            "transcripts/2026-03-14-storm-night-dispatch.jsonl": [
-                {"id": i, "speaker": s, "content": fill(c), "ts": T2_START + dt}
-                for i, s, c, dt in T2
-            ],
-            "transcripts/2026-03-24-partner-support.jsonl": [
-                {
-                    "message_id": i,
-                    "author": {"role": r, "name": n},
-                    "content": fill(c),
-                    "created_at": t,
-                }
-                for i, r, n, c, t in T3
-            ],
+            "transcripts/2026-03-05-refund-backlog.jsonl": genlib.role_turns(T1, fill),
+            "transcripts/2026-03-14-storm-night-dispatch.jsonl": genlib.speaker_turns(
+                T2, T2_START, fill
+            ),
+            "transcripts/2026-03-24-partner-support.jsonl": genlib.author_turns(T3, fill),
         },
     )
 
