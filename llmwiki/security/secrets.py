@@ -6,6 +6,8 @@ written so that no input can make them backtrack super-linearly.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import bisect
 import hashlib
 import re
@@ -511,9 +513,6 @@ def looks_random(value: str) -> bool:
 
 
 def _decodes_to_text(value: str) -> bool:
-    import base64
-    import binascii
-
     padded = value + "=" * (-len(value) % 4)
     try:
         data = base64.b64decode(padded.replace("-", "+").replace("_", "/"), validate=True)
