@@ -218,7 +218,7 @@ def _wording_conflicts(inp: Inputs, light: LightResult, counts: Counter[str]) ->
         closest = sorted(near[x], key=lambda ys: (-ys[1], ys[0]))
         others = [(y, said(y)) for y, _ in closest]
         ops.extend(disputes.oppositions(x, said(x), others, index.idf, bar))
-    ops.extend(disputes.same_slot_changes([(x, said(x)) for x in cued if said(x).quantities]))
+    ops.extend(disputes.same_slot_changes([(x, a) for x in cued if (a := said(x)).quantities]))
     out: list[conf.Found] = []
     for d in disputes.disputes(ops, read):
         sides = [sorted({u for b in bs for u in items[b]}) for bs, _ in d.sides]
