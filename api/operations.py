@@ -45,6 +45,8 @@ def record_event(
     tags: list[str] | None = None,
     agent: str = "",
 ) -> dict[str, Any]:
+    # Counted before anything is checked, as every write attempt is (see `review`).
+    write_allowed(caller.token)
     if occurred_at is not None and occurred_at.tzinfo is None:
         raise InputError("occurred_at", "needs a timezone offset (e.g. 2026-11-02T10:00:00Z)")
     if occurred_at is not None:
@@ -55,11 +57,10 @@ def record_event(
             occurred_at = occurred_at.astimezone(UTC)
         except OverflowError:
             raise InputError("occurred_at", "is outside years 1-9999 in UTC") from None
-    refuse_unstorable("agent", agent)
-    write_allowed(caller.token)
     episode = episode_record(
         project=caller.project,
-        actor=caller.actor(agent)[:200],
+        actor=caller.actor,
+        agent=agent,
         kind=kind,
         content=content,
         occurred_at=occurred_at,
