@@ -127,6 +127,9 @@ REVIEW_ACTIONS = ("approve", "reject", "defer", "merge")
 
 def review(caller: Caller, candidate_id: int, action: str, body: dict[str, Any]) -> dict[str, Any]:
     """One review decision through `reviews.actions`, as the person the token acts for."""
+    # Counted before anything is checked: a refusal writes an audit row, so a flood of
+    # refused attempts is writes too.
+    write_allowed(caller.token)
     candidate = Candidate.objects.filter(project=caller.project, pk=candidate_id).first()
     if candidate is None:
         raise NotFound(f"no candidate #{candidate_id} in {caller.project.slug}")
@@ -138,7 +141,6 @@ def review(caller: Caller, candidate_id: int, action: str, body: dict[str, Any])
         raise Refused(refusal, 403)
     for field in ("note", "edited_text", "section"):
         refuse_unstorable(field, body.get(field))
-    write_allowed(caller.token)
     seen = actions.FormState(body["candidate_version"], body.get("page_revision_id"))
     reviewer, note = caller.user, body.get("note") or ""
     if action == "approve":
