@@ -31,6 +31,7 @@ from llmwiki.search.documents import (
     split_sections,
 )
 from llmwiki.search.index import index_fold
+from llmwiki.security.raw import redact_secrets
 
 HEADERS = {CLAIM: "Reviewed claims", PAGE: "Wiki pages", EPISODE: "Episodes (unreviewed)"}
 MAX_LIMIT = 100
@@ -380,14 +381,18 @@ def _pack(query: str, hits: list[Hit], budget: int | None) -> ContextPack:
 
 
 def _trace(project: Project, pack: ContextPack, caller: Caller, duration_ms: int) -> RecallTrace:
-    """One trace per retrieval; a claim's score also goes to each of its evidence episodes."""
+    """One trace per retrieval; a claim's score also goes to each of its evidence episodes.
+
+    The query is kept with its secrets redacted: a key pasted into a search box must not
+    sit in the database and its backups.
+    """
     scores: dict[int, float] = {}
     for h in pack.hits:
         for pk in h.evidence_ids:
             scores[pk] = max(scores.get(pk, 0.0), h.score)
     return RecallTrace.objects.create(
         project=project,
-        query=pack.query[:MAX_QUERY],
+        query=redact_secrets(pack.query)[0][:MAX_QUERY],
         actor=caller.actor[:200],
         claim_ids=sorted({c for h in pack.hits for c in h.claim_ids}),
         episode_ids=list(scores),
