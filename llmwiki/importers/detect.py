@@ -1,4 +1,4 @@
-"""Decide which importer takes which file (DESIGN.md §12), and the one parse entry point."""
+"""Decide which importer takes which file (docs/ARCHITECTURE.md §7), and the one parse entry point."""
 
 from __future__ import annotations
 
