@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import re
 
+import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.template import Context, Template
 from django.urls import reverse
@@ -13,8 +14,10 @@ from dreaming import services as dreaming
 from dreaming.models import Candidate
 from llmwiki.ingest import RawFile, ingest_files
 from llmwiki.labels import label, labels_in
-from llmwiki.models import Episode, Page
+from llmwiki.models import Episode, Page, Project, Role
+from llmwiki.services import membership_set
 from llmwiki.wiki import page_publish
+from tests.conftest import make_user
 from tests.dreaming_data import seed
 
 RAW_CODES = ("junk:points_back", "too_few_evidence", "secret_redacted", "both-valid")
@@ -141,3 +144,73 @@ def test_a_revision_reason_names_the_resolution_in_words(client, carol, alice, p
         )
         assert "conflict 3: both valid in different scopes" in seen, name
         assert "both-valid" not in seen, name
+
+
+# --- file names -----------------------------------------------------------------------------
+
+RLO_NAME = "invoice\u202egnp.exe.md"  # shows as "invoiceexe.png" with the override obeyed
+
+
+def test_a_file_name_is_isolated_with_its_bidi_controls_shown_and_its_whole_self_in_the_title():
+    rendered = Template("{% load marks %}{{ name|filename }}").render(
+        Context({"name": RLO_NAME + "<b>"})
+    )
+    assert "\u202e" not in rendered
+    assert rendered == (
+        '<bdi class="filename" title="invoice⟨U+202E⟩gnp.exe.md&lt;b&gt;">invoice'
+        '<span class="invisible-char">⟨U+202E⟩</span>gnp.exe.md&lt;b&gt;</bdi>'
+    )
+
+
+def test_pages_show_a_source_name_with_its_bidi_override_neutralised(client, carol, project):
+    # The command line reads names from disk, where nothing strips the override.
+    ingest_files(
+        project=project,
+        files=[RawFile(RLO_NAME, b"# Billing\n\nInvoices go out monthly.\n")],
+        actor="t",
+    )
+    episode = Episode.objects.get(project=project)
+    client.force_login(carol)
+    for address in (
+        reverse("episode", args=[project.slug, episode.pk]),
+        reverse("episode_list", args=[project.slug]),
+    ):
+        page = client.get(address).content.decode()
+        assert "\u202e" not in page, address
+        assert '<bdi class="filename" title="invoice⟨U+202E⟩gnp.exe.md' in page, address
+
+
+# --- links a role can use -------------------------------------------------------------------
+
+
+def test_a_viewer_is_not_offered_the_import_link_that_would_answer_403(
+    client, alice, bob, carol, project
+):
+    upload = reverse("upload", args=[project.slug])
+    client.force_login(carol)
+    assert client.get(upload).status_code == 403
+    for address in (
+        reverse("project_home", args=[project.slug]),
+        reverse("episode_list", args=[project.slug]),  # the empty list's "Import files" too
+    ):
+        assert f'href="{upload}"'.encode() not in client.get(address).content, address
+    contributor = make_user("dave")
+    membership_set(project=project, user=contributor, role=Role.CONTRIBUTOR, actor="system")
+    for who in (contributor, bob, alice):
+        client.force_login(who)
+        assert client.get(upload).status_code == 200
+        assert (
+            f'href="{upload}"'.encode()
+            in client.get(reverse("project_home", args=[project.slug])).content
+        )
+
+
+@pytest.mark.parametrize(
+    ("role", "shown"),
+    [("viewer", False), ("contributor", True), ("reviewer", True), ("maintainer", True)],
+)
+def test_role_at_least_follows_the_role_ranks(role, shown):
+    project = Project(slug="p", name="P")
+    project.user_role = role
+    rendered = Template('{% load clearance %}{% if p|role_at_least:"contributor" %}yes{% endif %}')
+    assert (rendered.render(Context({"p": project})) == "yes") is shown

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 from django import template
 from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
 from llmwiki import labels
+from llmwiki.render import INVISIBLE_CHARS, INVISIBLE_CLASS
 
 register = template.Library()
 
@@ -29,6 +32,29 @@ def flag_badge(flag: str) -> SafeString:
     """A flag as a badge in words; the code stays in the title, as the episode filter takes it."""
     return format_html(
         '<span class="badge {}" title="{}">{}</span>', flag_class(flag), flag, labels.label(flag)
+    )
+
+
+_INVISIBLE = re.compile(f"[{INVISIBLE_CHARS}]")
+
+
+def _code_point(m: re.Match[str]) -> str:
+    return f"⟨U+{ord(m.group()):04X}⟩"
+
+
+@register.filter
+def filename(name: object) -> SafeString:
+    """A file name as sent, safe to show: isolated from the text around it (<bdi>), its
+    bidi and invisible characters shown as code points (an RLO cannot reorder it), and the
+    whole name in the title, since a long one wraps (class `filename` in app.css)."""
+    name = str(name)
+    shown = _INVISIBLE.sub(
+        lambda m: f'<span class="{INVISIBLE_CLASS}">{_code_point(m)}</span>', escape(name)
+    )
+    return format_html(
+        '<bdi class="filename" title="{}">{}</bdi>',
+        _INVISIBLE.sub(_code_point, name),
+        mark_safe(shown),  # noqa: S308 - escaped above; only the markers are markup
     )
 
 
