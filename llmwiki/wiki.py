@@ -379,11 +379,18 @@ def claim_retract(*, claim: Claim, actor: AbstractBaseUser, reason: str) -> Page
 
 
 def page_rollback(
-    *, page: Page, revision: PageRevision, actor: AbstractBaseUser, reason: str = ""
+    *, page: Page, revision: PageRevision, actor: AbstractBaseUser, reason: str
 ) -> PageRevision:
-    """Publish `revision`'s text again as a new revision; claim states follow it."""
+    """Publish `revision`'s text again as a new revision; claim states follow it.
+
+    A rollback changes published memory, so it says why: the reason goes on the new
+    revision, on each claim it moves and on the audit event.
+    """
     if not has_role(actor, page.project, Role.MAINTAINER):
         raise Refused("rolling back a page needs the maintainer role", 403)
+    reason = reason.strip()
+    if not reason:
+        raise Refused("say why the page is rolled back", 400)
     if revision.page_id != page.pk:
         raise Refused("that revision belongs to another page", 400)
     with transaction.atomic():
@@ -393,7 +400,7 @@ def page_rollback(
             raise Refused(f"r{revision.number} is already the current revision", 409)
         target_ids = set(revision.claim_ids)
         current_ids = set(current.claim_ids) if current else set()
-        why = f"rollback of {page.key} to r{revision.number}"
+        why = f"rollback of {page.key} to r{revision.number}: {reason}"
         # A claim the target revision does not list leaves the page: rolled back, not
         # superseded, since nothing replaces it. An erased claim stays erased.
         for claim in Claim.objects.filter(pk__in=current_ids - target_ids).approved():
@@ -410,7 +417,7 @@ def page_rollback(
             markdown=revision.markdown,
             claim_ids=sorted(target_ids),
             actor=actor,
-            reason=f"rollback to r{revision.number}" + (f": {reason}" if reason else ""),
+            reason=f"rollback to r{revision.number}: {reason}",
         )
         if new is None:  # same text as now, but the claim states still moved
             new = page.current_revision
@@ -421,6 +428,7 @@ def page_rollback(
             project=page.project,
             before={"revision": current.number if current else None},
             after={"revision": new.number, "restored_from": revision.number},
+            note=reason,
         )
         record_change(
             project=page.project,

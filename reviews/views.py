@@ -467,25 +467,55 @@ def page_diff(request: HttpRequest, slug: str, key: str) -> HttpResponse:
     )
 
 
-@require_POST
+@require_http_methods(["GET", "POST"])
 @login_required
 def page_rollback(request: HttpRequest, slug: str, key: str) -> HttpResponse:
+    """GET asks for confirmation and a reason; POST publishes the chosen revision again."""
     project = get_project_for(request.user, slug, Role.MAINTAINER)
     page = get_page(project, key)
-    form = RollbackForm(request.POST)
-    if not form.is_valid():
+    posted = request.method == "POST"
+    # The history page links here with ?revision=N; this page's form posts it with the reason.
+    form = RollbackForm(request.POST if posted else request.GET)
+    valid = form.is_valid()
+    number = form.cleaned_data.get("revision")
+    if number is None:
         messages.error(request, "Choose a revision to roll back to.")
         return redirect("reviews:page_history", slug=project.slug, key=key)
-    revision = get_object_or_404(PageRevision, page=page, number=form.cleaned_data["revision"])
-    try:
-        new = wiki.page_rollback(
-            page=page, revision=revision, actor=request.user, reason=form.cleaned_data["reason"]
-        )
-    except Refused as refused:
-        messages.error(request, str(refused))
-        return redirect("reviews:page_history", slug=project.slug, key=key)
-    messages.success(request, f"Rolled back to r{revision.number} as r{new.number}.")
-    return redirect("reviews:page", slug=project.slug, key=key)
+    revision = get_object_or_404(PageRevision, page=page, number=number)
+    if posted and valid:
+        try:
+            new = wiki.page_rollback(
+                page=page,
+                revision=revision,
+                actor=request.user,
+                reason=form.cleaned_data["reason"],
+            )
+        except Refused as refused:
+            messages.error(request, str(refused))
+            return redirect("reviews:page_history", slug=project.slug, key=key)
+        messages.success(request, f"Rolled back to r{revision.number} as r{new.number}.")
+        return redirect("reviews:page", slug=project.slug, key=key)
+    if not posted:
+        form = RollbackForm(initial={"revision": number})  # no "required" error before a try
+    current = page.current_revision
+    return render(
+        request,
+        "reviews/page_rollback.html",
+        {
+            "project": project,
+            "nav": "wiki",
+            "page": page,
+            "revision": revision,
+            "current": current,
+            "form": form,
+            "rows": diff_rows(
+                current.markdown if current else "",
+                revision.markdown,
+                context=3,
+                cite=citation_urls(project.slug),
+            ),
+        },
+    )
 
 
 @require_GET

@@ -313,7 +313,7 @@ def test_an_event_posted_by_an_agent_can_be_erased(
 def test_a_rollback_never_resurrects_an_erased_claim(world, alice):
     first = PageRevision.objects.get(page=world.page, number=1)
     source_erase(source=world.source, actor=alice, note="subject access request")
-    wiki.page_rollback(page=world.page, revision=first, actor=alice)
+    wiki.page_rollback(page=world.page, revision=first, actor=alice, reason="wrong turn")
     world.claim.refresh_from_db()
     assert world.claim.status == Claim.Status.ERASED
     assert world.claim.text == "[erased]"
