@@ -376,6 +376,11 @@ class Conflict(models.Model):
     accepted_candidate = models.ForeignKey(
         "Candidate", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # The resolved conflict this one raises again: a sweep re-opens a resolved dispute only
+    # with evidence its resolution did not weigh.
+    reopens = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="reopened_by"
+    )
 
     objects = ConflictQuerySet.as_manager()
 
@@ -406,6 +411,20 @@ class ConflictSide(models.Model):
 
     def __str__(self) -> str:
         return f"side {self.position} of conflict #{self.conflict_id}"
+
+    @property
+    def cited_evidence(self) -> list[Episode]:
+        """The episodes the side rests on: its own, and those of the claim it is.
+
+        A side that is an approved claim carries no episodes of its own; its claim's
+        evidence is what a reader weighs. Reads the prefetched `evidence` and
+        `claim__evidence`.
+        """
+        episodes = {e.pk: e for e in self.evidence.all()}
+        if self.claim_id:
+            for e in self.claim.evidence.all():
+                episodes.setdefault(e.pk, e)
+        return sorted(episodes.values(), key=lambda e: e.pk)
 
 
 class WorkerHeartbeat(models.Model):
