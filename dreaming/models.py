@@ -234,8 +234,11 @@ class Candidate(models.Model):
         """
         if self.run_id is not None:
             return None
+        # An accepted or merged text is the conflict's accepted candidate; a side valid
+        # in its scope is that side's candidate.
         return (
-            Conflict.objects.filter(project=self.project_id, accepted_candidate=self)
+            Conflict.objects.filter(project=self.project_id)
+            .filter(Q(accepted_candidate=self) | Q(sides__candidate=self))
             .select_related("resolved_by")
             .first()
         )

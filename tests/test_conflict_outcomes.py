@@ -393,3 +393,20 @@ def test_a_claim_side_shows_its_claims_evidence(client, against_a_claim, alice, 
     ).json()["items"]
     shown = next(s for c in listed for s in c["sides"] if s["claim_id"] == side.claim_id)
     assert {e["episode_id"] for e in shown["evidence"]} == cited
+
+
+def test_a_scoped_claims_candidate_names_the_resolution_not_a_sweep(client, two_candidates, bob):
+    conflict = two_candidates
+    conflicts.conflict_resolve(
+        conflict=conflict,
+        actor=bob,
+        resolution="both-valid",
+        scopes={s.position: f"region {s.position}" for s in conflict.sides.all()},
+    )
+    scoped = Candidate.objects.get(dedupe_key=f"conflict:{conflict.pk}:0")
+    client.force_login(bob)
+    body = client.get(reverse("dreaming:explain", args=[conflict.project.slug, scoped.pk]))
+    assert (
+        f"a reviewer&#x27;s resolution of conflict #{conflict.pk} (both valid"
+        in body.content.decode()
+    )
