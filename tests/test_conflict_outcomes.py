@@ -7,6 +7,7 @@ escalations and its approved questions, and a claim side counts its claim's evid
 
 from __future__ import annotations
 
+import importlib
 from datetime import date
 
 import pytest
@@ -202,6 +203,21 @@ def test_a_merge_over_an_approved_claim_merges_the_candidate_into_the_new_claim(
     conflict.refresh_from_db()
     loser.refresh_from_db()
     assert (loser.status, loser.claim) == ("merged", conflict.accepted_claim)
+
+
+def test_the_migration_links_sides_recorded_before_sweeps_linked_them(two_candidates, bob):
+    from django.apps import apps
+
+    conflict = two_candidates
+    linked = {s.pk: s.candidate_id for s in conflict.sides.all()}
+    conflict.sides.update(candidate=None)
+    module = importlib.import_module("dreaming.migrations.0006_link_conflict_sides_to_candidates")
+    module.link(apps, None)
+    assert {s.pk: s.candidate_id for s in conflict.sides.all()} == linked
+    conflicts.conflict_resolve(conflict=conflict, actor=bob, resolution="keep-existing")
+    assert set(
+        Candidate.objects.filter(pk__in=linked.values()).values_list("status", flat=True)
+    ) == {"rejected"}
 
 
 # --- A resolved dispute is raised again only by new evidence (item 9) ----------------------
