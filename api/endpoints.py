@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from django.http import FileResponse, HttpRequest
 from ninja import Field, Query, Schema, Status
@@ -12,6 +12,14 @@ from api import operations, reading, recall
 from api.core import PAGE_DEFAULT, api, caller, page_window
 from api.models import ApiToken
 from llmwiki.errors import InputError
+from llmwiki.record import (
+    EVENT_MAX_AGENT_CHARS,
+    EVENT_MAX_CONTENT_BYTES,
+    EVENT_MAX_LOCATOR_BYTES,
+    EVENT_MAX_TAG_CHARS,
+    EVENT_MAX_TAGS,
+    EventKind,
+)
 
 Scope = ApiToken.Scope
 
@@ -34,12 +42,23 @@ class Paging(Schema):
 
 
 class EventIn(Schema):
-    kind: str = Field("event", description="episode kind: event, note, decision, chat_turn, …")
-    content: str = Field(..., description="the event's text; it goes through the ingest gate")
+    kind: EventKind = Field("event", description="episode kind: event, note, decision, …")
+    content: str = Field(
+        ...,
+        description=f"the event's text, at most {EVENT_MAX_CONTENT_BYTES:,} bytes as UTF-8; "
+        "it goes through the ingest gate",
+    )
     occurred_at: datetime | None = None
-    locator: dict[str, Any] = Field(default_factory=dict)
-    tags: list[str] = Field(default_factory=list, max_length=50)
-    agent: str = Field("", max_length=60, description="the agent's own name, for provenance")
+    locator: dict[str, Any] = Field(
+        default_factory=dict,
+        description=f"where it happened, at most {EVENT_MAX_LOCATOR_BYTES:,} bytes as JSON",
+    )
+    tags: list[Annotated[str, Field(max_length=EVENT_MAX_TAG_CHARS)]] = Field(
+        default_factory=list, max_length=EVENT_MAX_TAGS
+    )
+    agent: str = Field(
+        "", max_length=EVENT_MAX_AGENT_CHARS, description="the agent's own name, for provenance"
+    )
 
 
 @api.post(f"{P}/events", response={201: dict, **WRITE_ERRORS}, tags=["events"])

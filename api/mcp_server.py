@@ -17,6 +17,14 @@ from api import operations, reading, recall
 from api.models import ApiToken
 from api.services import Caller, NotFound, Unauthorized, caller_for, token_authenticate
 from llmwiki.errors import InputError, Refused
+from llmwiki.record import (
+    EVENT_MAX_AGENT_CHARS,
+    EVENT_MAX_CONTENT_BYTES,
+    EVENT_MAX_LOCATOR_BYTES,
+    EVENT_MAX_TAG_CHARS,
+    EVENT_MAX_TAGS,
+    EventKind,
+)
 
 Scope = ApiToken.Scope
 
@@ -26,6 +34,16 @@ INSTRUCTIONS = (
     "learned as an episode (a human reviews before it becomes memory); memory_open_questions "
     "lists unresolved conflicts; memory_provenance shows where a claim, candidate or episode "
     "came from; memory_startup_packet is the project's reviewed briefing."
+)
+
+RECORD_EVENT = (
+    "Record one event (what happened, what you decided or learned) as an episode. It goes "
+    "through the ingest gate (secrets redacted, PII and injections flagged, in the agent "
+    "name, tags and locator too) and becomes memory only after dreaming and a human review. "
+    f"Limits, as on the JSON API: content up to {EVENT_MAX_CONTENT_BYTES:,} bytes, "
+    f"{EVENT_MAX_TAGS} tags of up to {EVENT_MAX_TAG_CHARS} characters, a locator up to "
+    f"{EVENT_MAX_LOCATOR_BYTES:,} bytes as JSON, an agent name up to "
+    f"{EVENT_MAX_AGENT_CHARS} characters."
 )
 
 
@@ -63,20 +81,15 @@ def build_server(slug: str, token: str) -> FastMCP:
         """
         return await call(Scope.READ, lambda c: recall.recall(c, query=query, k=k, budget=budget))
 
-    @server.tool()
+    @server.tool(description=RECORD_EVENT)
     async def memory_record_event(
         content: str,
-        kind: str = "event",
+        kind: EventKind = "event",
         occurred_at: datetime | None = None,
         tags: list[str] | None = None,
         locator: dict[str, Any] | None = None,
         agent: str = "",
     ) -> dict:
-        """Record one event (what happened, what you decided or learned) as an episode.
-
-        It goes through the ingest gate (secrets redacted, PII and injections flagged) and
-        becomes memory only after dreaming and a human review.
-        """
         return await call(
             Scope.WRITE_EVENTS,
             lambda c: operations.record_event(

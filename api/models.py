@@ -6,20 +6,29 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from llmwiki.models import Project
+from llmwiki.models import Project, Role
 
 
 class ApiToken(models.Model):
     """A bearer token for one project. Only its sha256 is stored; the token is shown once.
 
-    The token acts as the maintainer who created it, narrowed by its scopes, and stops
-    working when revoked or when that person leaves the project.
+    The token acts as the maintainer who created it, narrowed by its scopes and by that
+    person's current role, and stops working when revoked, when that person leaves the
+    project, or when their account is deactivated.
     """
 
     class Scope(models.TextChoices):
         READ = "read", "Read (retrieve, pages, candidates, provenance, conflicts)"
         WRITE_EVENTS = "write-events", "Write events (record episodes through the ingest gate)"
         REVIEW = "review", "Review (dream, review actions, exports; reads sensitive text)"
+
+    # The least role the token's creator must still hold for each scope to work: the same
+    # role the web pages ask for the same work (upload, sweeps and exports, reading).
+    SCOPE_ROLE = {
+        Scope.READ: Role.VIEWER,
+        Scope.WRITE_EVENTS: Role.CONTRIBUTOR,
+        Scope.REVIEW: Role.REVIEWER,
+    }
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="api_tokens")
     name = models.CharField(max_length=100)

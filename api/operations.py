@@ -45,6 +45,8 @@ def record_event(
     tags: list[str] | None = None,
     agent: str = "",
 ) -> dict[str, Any]:
+    # Counted before anything is checked, as every write attempt is (see `review`).
+    write_allowed(caller.token)
     if occurred_at is not None and occurred_at.tzinfo is None:
         raise InputError("occurred_at", "needs a timezone offset (e.g. 2026-11-02T10:00:00Z)")
     if occurred_at is not None:
@@ -55,11 +57,10 @@ def record_event(
             occurred_at = occurred_at.astimezone(UTC)
         except OverflowError:
             raise InputError("occurred_at", "is outside years 1-9999 in UTC") from None
-    refuse_unstorable("agent", agent)
-    write_allowed(caller.token)
     episode = episode_record(
         project=caller.project,
-        actor=caller.actor(agent)[:200],
+        actor=caller.actor,
+        agent=agent,
         kind=kind,
         content=content,
         occurred_at=occurred_at,
@@ -126,6 +127,9 @@ REVIEW_ACTIONS = ("approve", "reject", "defer", "merge")
 
 def review(caller: Caller, candidate_id: int, action: str, body: dict[str, Any]) -> dict[str, Any]:
     """One review decision through `reviews.actions`, as the person the token acts for."""
+    # Counted before anything is checked: a refusal writes an audit row, so a flood of
+    # refused attempts is writes too.
+    write_allowed(caller.token)
     candidate = Candidate.objects.filter(project=caller.project, pk=candidate_id).first()
     if candidate is None:
         raise NotFound(f"no candidate #{candidate_id} in {caller.project.slug}")
@@ -137,7 +141,6 @@ def review(caller: Caller, candidate_id: int, action: str, body: dict[str, Any])
         raise Refused(refusal, 403)
     for field in ("note", "edited_text", "section"):
         refuse_unstorable(field, body.get(field))
-    write_allowed(caller.token)
     seen = actions.FormState(body["candidate_version"], body.get("page_revision_id"))
     reviewer, note = caller.user, body.get("note") or ""
     if action == "approve":

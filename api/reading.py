@@ -12,9 +12,9 @@ from django.db.models import Prefetch
 from api.operations import candidate_out, masked
 from api.services import Caller, NotFound, paged
 from dreaming.models import Candidate, CandidateEvidence, Conflict
-from llmwiki.access import Labels
 from llmwiki.errors import InputError, refuse_unstorable
 from llmwiki.models import Claim, Episode, Page, PageRevision
+from llmwiki.wiki import readable_markdown
 
 
 def episode_out(caller: Caller, episode: Episode, role: str | None = None) -> dict[str, Any]:
@@ -65,7 +65,8 @@ def page_list(caller: Caller) -> dict[str, Any]:
 
 
 def page_read(caller: Caller, key: str, revision: int | None = None) -> dict[str, Any]:
-    """A page's markdown (approved memory, readable by every member) and its claims."""
+    """A page's markdown and its claims, each claim above the caller's clearance withheld
+    with the reason, as on the wiki page."""
     refuse_unstorable("key", key)
     page = Page.objects.filter(project=caller.project, key=key).first()
     if page is None:
@@ -81,13 +82,15 @@ def page_read(caller: Caller, key: str, revision: int | None = None) -> dict[str
         "key": page.key,
         "title": page.title,
         "revision": rev.number if rev else None,
-        "markdown": rev.markdown if rev else "",
+        "markdown": readable_markdown(caller.project, rev.markdown, role=caller.role)[0]
+        if rev
+        else "",
         "created_at": rev.created_at if rev else None,
         "claims": [
             {
                 "claim_id": c.pk,
                 "section": c.section,
-                "text": c.text,
+                **masked(caller, c, c.text),
                 "evidence_ids": sorted(e.pk for e in c.evidence.all()),
             }
             for c in claims
@@ -132,13 +135,13 @@ def _claim_provenance(caller: Caller, claim_id: int) -> dict[str, Any]:
     return {
         "object": "claim",
         "claim_id": claim.pk,
-        # Approved text is published on the wiki to every member; its evidence is not.
-        "text": claim.text,
+        **masked(caller, claim, claim.text),
         "status": claim.status,
         "version": claim.version,
         "page": claim.page.key,
         "section": claim.section,
         "security_class": claim.security_class,
+        "flags": claim.flags,
         "approved_at": claim.approved_at,
         "reviewer": claim.reviewer.get_username(),
         "supersedes": claim.supersedes_id,
@@ -205,9 +208,7 @@ def _conflict_out(caller: Caller, conflict: Conflict) -> dict[str, Any]:
     sides = []
     for side in conflict.sides.all():
         evidence = side.cited_evidence
-        # An approved claim's text is on the wiki already; any other side quotes a
-        # candidate and its evidence, and is read as the strictest of them (as on the web).
-        labels = Labels() if side.claim_id else Labels.strictest([side.candidate, *evidence])
+        labels = side.labels
         sides.append(
             {
                 "position": side.position,
@@ -250,6 +251,7 @@ def _conflicts(caller: Caller):
             Prefetch("sides__evidence", queryset=Episode.objects.select_related("source")),
             Prefetch("sides__claim__evidence", queryset=Episode.objects.select_related("source")),
             "sides__candidate",
+            "sides__claim",
         )
     )
 

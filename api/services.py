@@ -97,6 +97,8 @@ def token_authenticate(text: str) -> ApiToken:
         raise Unauthorized("unknown API token")
     if token.revoked_at is not None:
         raise Unauthorized(f"API token {token.prefix} was revoked")
+    if not token.created_by.is_active:
+        raise Unauthorized(f"API token {token.prefix} acts for a deactivated account")
     now = timezone.now()
     if token.last_used_at is None or now - token.last_used_at > LAST_USED_GRAIN:
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
@@ -127,8 +129,10 @@ def caller_for(token: ApiToken, slug: str, scope: str | None) -> Caller:
 
     `scope=None` leaves the scope to the operation (a review action audits its refusal).
 
-    The role that decides which text is readable is the creator's, capped at viewer unless
-    the token has the review scope: a read token never sees restricted or PII text.
+    A token can do the smaller of what its scopes allow and what its creator's current role
+    allows: a scope works only while the creator holds the role the web asks for the same
+    work. The role that decides which text is readable is the creator's, capped at viewer
+    unless the token has the review scope: a read token never sees restricted or PII text.
     """
     if token.project.slug != slug:
         raise NotFound("No such project")
@@ -139,6 +143,12 @@ def caller_for(token: ApiToken, slug: str, scope: str | None) -> Caller:
         raise Refused(
             f"this needs an API token with the {scope} scope; "
             f"this one has {', '.join(token.scopes)}",
+            403,
+        )
+    if scope is not None and ROLE_RANK[actual] < ROLE_RANK[ApiToken.SCOPE_ROLE[scope]]:
+        raise Refused(
+            f"the {scope} scope needs its creator to hold the {ApiToken.SCOPE_ROLE[scope]} "
+            f"role; {token.created_by.get_username()} is now {actual}",
             403,
         )
     role = actual

@@ -429,6 +429,15 @@ class ConflictSide(models.Model):
                 episodes.setdefault(e.pk, e)
         return sorted(episodes.values(), key=lambda e: e.pk)
 
+    @property
+    def labels(self) -> access.Labels:
+        """What clearance reads for this side's text: an approved claim's own labels (it
+        inherits its evidence's), else the strictest of the candidate and the evidence quoted.
+        Prefetch `claim` or `candidate` and `evidence` when reading many."""
+        if self.claim_id:
+            return access.Labels.of(self.claim)
+        return access.Labels.strictest([self.candidate, *self.evidence.all()])
+
 
 class WorkerHeartbeat(models.Model):
     """Last time a django-q2 worker ran the heartbeat task: "blocked" means it is stale."""

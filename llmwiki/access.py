@@ -12,7 +12,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import PermissionDenied
-from django.db.models import QuerySet, TextField
+from django.db.models import Q, QuerySet, TextField
 from django.db.models.functions import Cast
 from django.http import Http404
 
@@ -20,8 +20,9 @@ from llmwiki.models import ROLE_RANK, SECURITY_RANK, Membership, Project, Role, 
 
 
 def role_in(user: AbstractBaseUser | AnonymousUser, project: Project) -> str | None:
-    """The user's role in the project; superusers are maintainers everywhere."""
-    if not user.is_authenticated:
+    """The user's role in the project; superusers are maintainers everywhere, and a
+    deactivated account has none (its sessions and tokens act for it no more)."""
+    if not user.is_authenticated or not user.is_active:
         return None
     if user.is_superuser:
         return Role.MAINTAINER
@@ -35,6 +36,8 @@ def has_role(user: AbstractBaseUser | AnonymousUser, project: Project, role: str
 
 
 def projects_for(user: AbstractBaseUser) -> QuerySet[Project]:
+    if not user.is_active:
+        return Project.objects.none()
     if user.is_superuser:
         return Project.objects.all()
     return Project.objects.filter(memberships__user=user)
@@ -64,12 +67,14 @@ def get_project_for(user: AbstractBaseUser, slug: str, role: str = Role.VIEWER) 
 
 # Statuses whose text waits for a maintainer's decision (or was refused by one).
 HELD_STATUSES = frozenset({"quarantined", "discarded"})
+# Flags that make text sensitive, and that approved memory inherits from its evidence.
+SENSITIVE_FLAG_PREFIXES = ("pii:", "secret:")
 
 
 def is_sensitive(security_class: str, flags: Iterable[str]) -> bool:
     """Restricted, PII-flagged or secret-flagged material."""
     return security_class == SecurityClass.RESTRICTED or any(
-        f.startswith(("pii:", "secret:")) for f in flags
+        f.startswith(SENSITIVE_FLAG_PREFIXES) for f in flags
     )
 
 
@@ -115,6 +120,30 @@ class Labels:
         return cls(security, tuple(sorted(flags)), status)
 
 
+def highest(items: Iterable[Any]) -> Labels:
+    """The highest security class of `items` and their PII and secret flags: what a page
+    section carries from its claims."""
+    security, flags = SecurityClass.PUBLIC, set()
+    for item in items:
+        labels = Labels.of(item)
+        if SECURITY_RANK.get(labels.security_class, 2) > SECURITY_RANK[security]:
+            security = labels.security_class
+        flags.update(f for f in labels.flags if f.startswith(SENSITIVE_FLAG_PREFIXES))
+    return Labels(security, tuple(sorted(flags)))
+
+
+def inherited(given: Labels, evidence: Iterable[Any]) -> Labels:
+    """What a claim carries: restricted when any of its evidence is, and every PII and
+    secret flag of its evidence, so reviewed text is never readable by more people than
+    what it rests on. Public versus internal stays the reviewer's call on the claim's own
+    words (`given`), which is what exports to a public audience read."""
+    from_evidence = highest(evidence)
+    security = given.security_class
+    if SECURITY_RANK.get(from_evidence.security_class, 2) > SECURITY_RANK[SecurityClass.INTERNAL]:
+        security = from_evidence.security_class
+    return Labels(security, tuple(sorted({*given.flags, *from_evidence.flags})))
+
+
 def clearance_needed(project: Project, item: Any) -> str:
     """The least role that may read `item`'s text in `project`."""
     labels = Labels.of(item)
@@ -143,21 +172,37 @@ def withheld(project: Project, item: Any, role: str | None = None) -> str:
     )
 
 
-def readable_only(project: Project, episodes: QuerySet, role: str | None = None) -> QuerySet:
-    """Narrow `episodes` to those whose text the caller may read.
+def withheld_by_id(project: Project, items: Iterable[Any], role: str | None = None) -> dict:
+    """{pk: reason} for those of `items` (claims, episodes…) the caller may not read."""
+    return {item.pk: why for item in items if (why := withheld(project, item, role))}
+
+
+def _sensitive(rows: QuerySet) -> tuple[QuerySet, Q]:
+    """`rows` (anything with `security_class` and `flags`) and the condition that picks
+    the restricted or PII- or secret-flagged ones."""
+    rows = rows.annotate(_flags_text=Cast("flags", TextField()))
+    # Flags are a JSON list; its text form holds each flag quoted.
+    condition = Q(security_class=SecurityClass.RESTRICTED)
+    for prefix in SENSITIVE_FLAG_PREFIXES:
+        condition |= Q(_flags_text__contains=f'"{prefix}')
+    return rows, condition
+
+
+def sensitive_only(rows: QuerySet) -> QuerySet:
+    rows, condition = _sensitive(rows)
+    return rows.filter(condition)
+
+
+def readable_only(project: Project, rows: QuerySet, role: str | None = None) -> QuerySet:
+    """Narrow `rows` (episodes or claims) to those whose text the caller may read.
 
     Used under a text search: searching withheld text would answer "does it contain X?".
     """
     role = role if role is not None else getattr(project, "user_role", None)
     rank = ROLE_RANK[role] if role is not None else -1
     if rank < ROLE_RANK[Role.MAINTAINER]:
-        episodes = episodes.exclude(status__in=HELD_STATUSES)
+        rows = rows.exclude(status__in=HELD_STATUSES)
     if rank < ROLE_RANK[project.restricted_clearance]:
-        # Flags are a JSON list; its text form holds each flag quoted.
-        episodes = (
-            episodes.exclude(security_class=SecurityClass.RESTRICTED)
-            .annotate(_flags_text=Cast("flags", TextField()))
-            .exclude(_flags_text__contains='"pii:')
-            .exclude(_flags_text__contains='"secret:')
-        )
-    return episodes
+        rows, condition = _sensitive(rows)
+        rows = rows.exclude(condition)
+    return rows

@@ -1,6 +1,7 @@
 """The ingest gate: every episode passes it before it is stored, from a file or an agent.
 
 A draft is scanned (secrets redacted, injection and PII flagged, a security class set);
+an agent's event metadata is screened for secrets and PII the same way (`screen`);
 `gate` turns scanned drafts into episode rows and a summary that names no secret value.
 """
 
@@ -48,6 +49,46 @@ class Scanned(NamedTuple):
             result.security_class,
             result.high_risk,
         )
+
+    def including(self, found: Screened) -> Scanned:
+        """This draft with the findings of its screened metadata added."""
+        if not found.flags:
+            return self
+        return self._replace(
+            flags=tuple(sorted(set(self.flags) | found.flags)),
+            secrets=tuple(sorted(set(self.secrets) | found.secrets)),
+            security_class="restricted",
+        )
+
+
+class Screened(NamedTuple):
+    """Metadata after the gate: its secrets redacted, and what was found in it."""
+
+    value: Any
+    flags: frozenset[str]  # secret:<kind> and pii:<kind>, as on content
+    secrets: frozenset[tuple[str, str]]  # (kind, fingerprint), never the value
+
+
+def screen(value: Any) -> Screened:
+    """Screen every string of a JSON value (keys too) with the content's secret and PII scan."""
+    flags: set[str] = set()
+    secrets: set[tuple[str, str]] = set()
+
+    def walk(item: Any) -> Any:
+        if isinstance(item, str):
+            result = security.scan(item)
+            flags.update(f.flag for f in result.secrets)
+            flags.update(result.pii)
+            secrets.update((f.kind, f.fingerprint) for f in result.secrets)
+            return result.text
+        if isinstance(item, dict):
+            return {walk(key): walk(inner) for key, inner in item.items()}
+        if isinstance(item, list | tuple):
+            return [walk(inner) for inner in item]
+        return item
+
+    clean = walk(value)
+    return Screened(clean, frozenset(flags), frozenset(secrets))
 
 
 def gate(

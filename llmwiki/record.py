@@ -6,79 +6,134 @@ Files arrive through `llmwiki.ingest`; both paths put outside text through the s
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
+from typing import Any, Literal
 
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from llmwiki.blobs import blob_discard, blob_write
 from llmwiki.errors import InputError, refuse_unstorable
-from llmwiki.gate import Scanned, gate, mb
+from llmwiki.gate import Scanned, gate, screen
 from llmwiki.importers.base import KINDS, EpisodeDraft
 from llmwiki.models import AuditEvent, Episode, Project, Source, sha256_hex
 from llmwiki.security.raw import redact_texts
+
+# What one posted event may hold, the same over the JSON API and the MCP server. An event
+# says what happened in a few paragraphs; a document is imported as a file.
+EVENT_MAX_CONTENT_BYTES = 256 * 1024
+EVENT_MAX_TAGS = 50
+EVENT_MAX_TAG_CHARS = 100
+EVENT_MAX_LOCATOR_BYTES = 4096
+EVENT_MAX_AGENT_CHARS = 60
+# The kinds an agent may post, as a type both front ends declare in their schemas.
+EventKind = Literal[tuple(str(kind) for kind in Episode.AGENT_KINDS)]
+
+
+def event_check(*, kind: str, content: str, agent: str, tags: list[Any], locator: Any) -> None:
+    """InputError naming the first field of a posted event that is not allowed as sent."""
+    if kind not in Episode.AGENT_KINDS:
+        raise InputError(
+            "kind", f"{kind!r} cannot be posted; choose one of {', '.join(Episode.AGENT_KINDS)}"
+        )
+    if not content or not content.strip():
+        raise InputError("content", "is empty")
+    refuse_unstorable("content", content)
+    size = len(content.encode())
+    if size > EVENT_MAX_CONTENT_BYTES:
+        raise InputError(
+            "content", f"is {size:,} bytes; an event holds at most {EVENT_MAX_CONTENT_BYTES:,}"
+        )
+    refuse_unstorable("agent", agent)
+    if len(agent) > EVENT_MAX_AGENT_CHARS:
+        raise InputError(
+            "agent", f"is {len(agent):,} characters; at most {EVENT_MAX_AGENT_CHARS} allowed"
+        )
+    if len(tags) > EVENT_MAX_TAGS:
+        raise InputError("tags", f"has {len(tags):,} tags; at most {EVENT_MAX_TAGS} allowed")
+    for index, tag in enumerate(tags):
+        if not isinstance(tag, str):
+            raise InputError(f"tags[{index}]", "is not a string")
+        if len(tag) > EVENT_MAX_TAG_CHARS:
+            raise InputError(
+                f"tags[{index}]",
+                f"is {len(tag):,} characters; at most {EVENT_MAX_TAG_CHARS} allowed",
+            )
+    refuse_unstorable("tags", tags)
+    if not isinstance(locator, dict):
+        raise InputError("locator", "must be a JSON object")
+    refuse_unstorable("locator", locator)
+    size = len(json.dumps(locator, ensure_ascii=False).encode())
+    if size > EVENT_MAX_LOCATOR_BYTES:
+        raise InputError(
+            "locator",
+            f"is {size:,} bytes as JSON; at most {EVENT_MAX_LOCATOR_BYTES:,} allowed",
+        )
 
 
 def episode_record(
     *,
     project: Project,
-    actor: str,
+    actor: str | Callable[[str], str],
     kind: str,
     content: str,
     occurred_at: datetime | None = None,
     locator: dict | None = None,
     tags: Iterable[str] = (),
+    agent: str = "",
 ) -> Episode:
-    """Record one event posted by an agent, through the same gate as file imports."""
+    """Record one event posted by an agent, through the same gate as file imports.
+
+    Its metadata is outside text as much as its content: `agent` (the name the poster
+    gave itself), `tags` and `locator` have their secrets redacted, and their secrets and
+    PII flag the episode. `actor` names the poster; a callable is given the screened
+    agent name.
+    """
     from llmwiki.importers.classify import classify
 
-    if kind not in Episode.Kind.values:
-        raise InputError(
-            "kind", f"unknown kind {kind!r}; choose one of {', '.join(Episode.Kind.values)}"
-        )
-    if not content or not content.strip():
-        raise InputError("content", "is empty")
-    refuse_unstorable("content", content)
     tags = list(tags)
-    refuse_unstorable("tags", tags)
-    refuse_unstorable("locator", locator)
-    if len(content.encode()) > settings.LLMWIKI_MAX_FILE_BYTES:
-        raise InputError("content", f"over the {mb(settings.LLMWIKI_MAX_FILE_BYTES)} limit")
+    locator = {} if locator is None else locator
+    event_check(kind=kind, content=content, agent=agent, tags=tags, locator=locator)
+    meta = screen({"agent": agent, "tags": tags, "locator": locator})
+    clean = meta.value
+    name = (actor(clean["agent"]) if callable(actor) else actor)[:200]
     draft = classify(
         EpisodeDraft(
             content=content.strip(),
             kind=kind if kind in KINDS else "event",
-            actor=actor,
-            locator=locator or {},
+            actor=name,
+            locator=clean["locator"],
             occurred_at=occurred_at,
-            tags=tuple(tags),
+            tags=tuple(clean["tags"]),
         )
     )
     # The raw event is kept as a source, so an episode posted by an agent has the same
     # provenance as an imported file; with its secrets redacted, under the original's hash.
     event = {
-        "actor": actor,
+        "actor": actor(agent) if callable(actor) else actor,
         "kind": kind,
         "content": content,
         "occurred_at": occurred_at.isoformat() if occurred_at else None,
-        "locator": locator or {},
-        "tags": list(tags),
+        "locator": locator,
+        "tags": tags,
     }
     raw = json.dumps(event, sort_keys=True, ensure_ascii=False).encode()
     scanned = Scanned.of(draft)
     expected = {fp for _, fp in scanned.secrets}
     stored = raw
-    if expected:
-        [(_, event["content"])] = redact_texts([("content", content)], expected)
+    if expected or meta.secrets:
+        event.update(actor=name, locator=clean["locator"], tags=clean["tags"])
+        if expected:
+            [(_, event["content"])] = redact_texts([("content", content)], expected)
         stored = json.dumps(event, sort_keys=True, ensure_ascii=False).encode()
+    scanned = scanned.including(meta)
     sha, written = blob_write(stored, sha256_hex(raw))
     try:
         with transaction.atomic():
             now = timezone.now()
             (row,), summary = gate(project, [scanned], Episode.Trust.DRAFT, now, set())
-            summary["raw"] = "redacted" if expected else "as received"
+            summary["raw"] = "redacted" if stored is not raw else "as received"
             source, _ = Source.objects.get_or_create(
                 project=project,
                 sha256=sha,
@@ -86,7 +141,7 @@ def episode_record(
                     "size": len(raw),
                     "media_type": "application/json",
                     "original_name": f"{sha[:12]}.json",
-                    "path": f"api/{actor}/{sha[:12]}.json",
+                    "path": f"api/{name}/{sha[:12]}.json",
                     "importer": "api",
                     "retrieved_at": now,
                     "security_summary": summary,
@@ -94,7 +149,7 @@ def episode_record(
             )
             episode = Episode.objects.create(**{**row, "kind": kind, "source": source})
             AuditEvent.record(
-                actor=actor, action="episode.record", obj=episode, after={"kind": kind}
+                actor=name, action="episode.record", obj=episode, after={"kind": kind}
             )
     except BaseException:
         if written:

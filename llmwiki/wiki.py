@@ -7,6 +7,7 @@ so a recompile that changes nothing publishes nothing.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import date, timedelta
@@ -16,7 +17,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.urls import reverse
 
-from llmwiki.access import has_role
+from llmwiki.access import Labels, has_role, inherited, withheld_by_id
 from llmwiki.errors import Refused
 from llmwiki.models import (
     AuditEvent,
@@ -48,6 +49,7 @@ def claim_create(
     section: str | None = None,
     subject_key: str | None = None,
     security_class: str | None = None,
+    flags: Iterable[str] = (),
     note: str = "",
 ) -> Claim:
     """Create an approved claim citing `evidence` (episode ids); the one way a claim is born.
@@ -55,11 +57,19 @@ def claim_create(
     With `supersedes`, the old claim moves to superseded, and the new one takes its place:
     its section, subject and class unless given, and the next version number. The page is
     not recompiled here: the caller publishes once after all of its changes.
+
+    The claim is restricted when its evidence is, and keeps its evidence's PII and secret
+    flags (`access.inherited`): clearance then withholds it wherever it is shown.
     """
     episodes = list(
         Episode.objects.filter(pk__in=set(evidence)).select_related("source").order_by("id")
     )
     old = supersedes
+    given = Labels(
+        security_class or (old.security_class if old else SecurityClass.INTERNAL),
+        tuple(flags) or (tuple(old.flags) if old else ()),
+    )
+    labels = inherited(given, episodes)
     claim = Claim.objects.create(
         project_id=page.project_id,
         page=page,
@@ -84,7 +94,8 @@ def claim_create(
         subject_key=(subject_key if subject_key is not None else (old.subject_key if old else ""))[
             :200
         ],
-        security_class=security_class or (old.security_class if old else SecurityClass.INTERNAL),
+        security_class=labels.security_class,
+        flags=list(labels.flags),
     )
     claim.evidence.set(episodes)
     AuditEvent.record(
@@ -201,6 +212,38 @@ def section_block(markdown: str, section: str) -> list[str]:
     start = lines.index(heading)
     end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
     return lines[start:end]
+
+
+# The citation that ends a claim's line on a compiled page: `_(claim 12; evidence #3)_`.
+_CITATION = re.compile(r"_\(claim (\d+)(?:;[^)]*)?\)_\s*$")
+
+
+def withhold_claims(markdown: str, reasons: dict[int, str]) -> str:
+    """`markdown` with the line of each claim in `reasons` replaced by why it is withheld."""
+    if not reasons:
+        return markdown
+    lines = markdown.split("\n")
+    for n, line in enumerate(lines):
+        cited = _CITATION.search(line)
+        if cited and (why := reasons.get(int(cited.group(1)))):
+            lines[n] = f"- _{why}_ _(claim {cited.group(1)})_"
+    return "\n".join(lines)
+
+
+def readable_markdown(project: Project, *markdowns: str, role: str | None = None) -> list[str]:
+    """Compiled pages as the caller may read them: each claim above their clearance is
+    replaced by why (the page itself is shown to every member). One query for all of them."""
+    ids = {
+        int(cited.group(1))
+        for markdown in markdowns
+        for line in markdown.split("\n")
+        if (cited := _CITATION.search(line))
+    }
+    claims = Claim.objects.filter(project=project, pk__in=ids).only(
+        "id", "security_class", "flags", "status"
+    )
+    reasons = withheld_by_id(project, claims, role)
+    return [withhold_claims(markdown, reasons) for markdown in markdowns]
 
 
 def claim_lines(markdown: str, claim_id: int) -> list[str]:

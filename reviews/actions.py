@@ -227,6 +227,7 @@ def candidate_approve(
             section=section.strip()[:200] if section is not None else current.section,
             subject_key=current.subject_key,
             security_class=current.security_class,
+            flags=current.flags,
             note=f"candidate #{current.pk}",
         )
         revision = page_recompile(

@@ -42,6 +42,7 @@ from llmwiki.wiki import (
     citation_urls,
     compile_claims_page,
     page_sections,
+    readable_markdown,
 )
 from reviews import actions, services
 from reviews.conflicts import conflict_resolve, needs_sensitive_confirmation
@@ -134,8 +135,9 @@ def queue(request: HttpRequest, slug: str) -> HttpResponse:
 # --- Candidate panel and actions ------------------------------------------------------------
 
 
-def approval_diff(candidate: Candidate, page: Page | None, project_slug: str) -> list[Row]:
-    """The page as it is and as approving would make it, as unified diff rows."""
+def approval_diff(candidate: Candidate, page: Page | None, project: Project) -> list[Row]:
+    """The page as it is and as approving would make it, as unified diff rows; the page's
+    other claims are shown as the reviewer may read them."""
     if page is None:
         return []
     before = page.current_revision.markdown if page.current_revision else ""
@@ -150,7 +152,7 @@ def approval_diff(candidate: Candidate, page: Page | None, project_slug: str) ->
         ),
     )
     after = compile_claims_page(page, claims, evidence, extra=pending)
-    return diff_rows(before, after, cite=citation_urls(project_slug))
+    return diff_rows(*readable_markdown(project, before, after), cite=citation_urls(project.slug))
 
 
 def candidate_context(request: HttpRequest, project: Project, candidate: Candidate) -> dict:
@@ -161,7 +163,7 @@ def candidate_context(request: HttpRequest, project: Project, candidate: Candida
         "candidate": candidate,
         **why_panel(candidate),
         "page": page,
-        "diff": approval_diff(candidate, page, project.slug),
+        "diff": approval_diff(candidate, page, project),
         "reviews": Review.objects.filter(candidate=candidate).select_related("reviewer"),
         "actions": candidate.get_actions(request.user),
         "seen": actions.form_state(candidate),
@@ -297,14 +299,6 @@ def conflicts(request: HttpRequest, slug: str) -> HttpResponse:
     ).order_by("detected_at", "id")
     page, query = paginate(request, qs, QUEUE_PAGE)
     for conflict in page.object_list:
-        for side in conflict.sides.all():
-            # An approved claim's text is published in the wiki already; any other side
-            # quotes a candidate and its evidence.
-            side.labels = (
-                Labels()
-                if side.claim_id
-                else Labels.strictest([side.candidate, *side.evidence.all()])
-            )
         conflict.labels = Labels.strictest(s.labels for s in conflict.sides.all())
         conflict.sensitive = needs_sensitive_confirmation(conflict.sides.all())
     return render(
@@ -411,7 +405,10 @@ def page_view(request: HttpRequest, slug: str, key: str) -> HttpResponse:
             "nav": "wiki",
             "page": page,
             "revision": revision,
-            "html": render_markdown(revision.markdown, cite=citation_urls(project.slug))
+            "html": render_markdown(
+                readable_markdown(project, revision.markdown)[0],
+                cite=citation_urls(project.slug),
+            )
             if revision
             else "",
             "sections": sections,
@@ -460,7 +457,11 @@ def page_diff(request: HttpRequest, slug: str, key: str) -> HttpResponse:
             "a": a,
             "b": b,
             "numbers": numbers,
-            "rows": diff_rows(a.markdown, b.markdown, context=3, cite=citation_urls(project.slug)),
+            "rows": diff_rows(
+                *readable_markdown(project, a.markdown, b.markdown),
+                context=3,
+                cite=citation_urls(project.slug),
+            ),
             "labels": (f"r{a.number}", f"r{b.number}"),
         },
     )

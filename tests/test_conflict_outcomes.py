@@ -362,7 +362,7 @@ def test_an_unrelated_approval_keeps_the_escalated_question(escalated, bob, alic
     elsewhere = question(project, "The CSV export runs at 02:00.", key="q2", page="SYSTEM_OVERVIEW")
     # The approval's preview removes nothing from the page either.
     page = Page.objects.get(project=project, key="OPEN_QUESTIONS")
-    assert not [r for r in approval_diff(asked, page, project.slug) if r.kind == "del"]
+    assert not [r for r in approval_diff(asked, page, project) if r.kind == "del"]
     claim = approve(asked, bob)
     approve(elsewhere, bob)
     markdown = open_questions(project)

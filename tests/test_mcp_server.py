@@ -44,9 +44,14 @@ run = dreaming.dream_request(project=project, trigger="manual", actor="t", enque
 dreaming.dream_execute(run_id=run.pk)
 staging = Candidate.objects.get(project=project, text__contains="db-staging-2")
 claim = actions.candidate_approve(candidate=staging, reviewer=alice, seen=actions.form_state(staging))
+from llmwiki.models import Episode, Page
+from llmwiki.wiki import claim_create
+ingest_files(project=project, files=[RawFile("contacts.md", b"# Contacts\\n\\nBerth changes go to jane.doe@example.com first.\\n")], actor="system")
+contact = Episode.objects.get(project=project, content__contains="jane.doe")
+pii = claim_create(page=Page.objects.get(project=project, key="SYSTEM_OVERVIEW"), text="Berth changes go to the harbour office first.", evidence=[contact.pk], reviewer=alice)
 _, agent = token_create(project=project, name="agent", scopes=["read", "write-events"], actor=alice)
 _, reader = token_create(project=project, name="reader", scopes=["read"], actor=alice)
-print(json.dumps({"agent": agent, "reader": reader, "claim": claim.pk}))
+print(json.dumps({"agent": agent, "reader": reader, "claim": claim.pk, "pii": pii.pk}))
 """
 
 REVOKE = """
@@ -192,6 +197,16 @@ def test_a_read_token_cannot_record_events(world):
             assert refused.isError
             assert "403" in refused.content[0].text
             assert "write-events scope" in refused.content[0].text
+
+            # A claim resting on PII is withheld from a read token, with the reason.
+            pii = payload(
+                await client.call_tool(
+                    "memory_provenance", {"kind": "claim", "object_id": world["pii"]}
+                )
+            )
+            assert pii["text"] is None and "Text withheld" in pii["withheld"]
+            assert "harbour office" not in json.dumps(pii)
+            assert "jane.doe" not in json.dumps(pii)
 
     run_client(session)
 

@@ -13,7 +13,6 @@ from typing import Any
 from django.db.models import Exists, OuterRef
 
 from dreaming.models import Candidate, CandidateEvidence, Conflict, ConflictSide
-from llmwiki.access import Labels
 from llmwiki.models import Episode, Export
 from llmwiki.services import DEFAULT_PAGES
 from reviews.conflicts import needs_sensitive_confirmation
@@ -100,12 +99,6 @@ def run_conflicts(run: WizardRun) -> list[Conflict]:
         .order_by("detected_at", "id")[:SHOWN]
     )
     for conflict in conflicts:
-        for side in conflict.sides.all():
-            side.labels = (
-                Labels()
-                if side.claim_id
-                else Labels.strictest([side.candidate, *side.evidence.all()])
-            )
         conflict.sensitive = needs_sensitive_confirmation(conflict.sides.all())
     return conflicts
 

@@ -113,6 +113,17 @@ class Episode(ImmutableModel):
 
     # Lines the app logs about its own work: never project material for a sweep.
     BOOKKEEPING_KINDS = (Kind.APPROVAL, Kind.RETRIEVAL, Kind.SOURCE_INGEST)
+    # What an agent may post (API, MCP): project material, never the app's own bookkeeping.
+    AGENT_KINDS = (
+        Kind.NOTE,
+        Kind.LOG_ENTRY,
+        Kind.CHAT_TURN,
+        Kind.DECISION,
+        Kind.TOOL_CALL,
+        Kind.PAGE_SECTION,
+        Kind.EVENT,
+        Kind.EDIT,
+    )
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="episodes")
     wizard_run_id = models.BigIntegerField(null=True, blank=True)

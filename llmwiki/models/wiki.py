@@ -130,9 +130,12 @@ class Claim(models.Model):
     review_by = models.DateField(null=True, blank=True)
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.APPROVED)
     subject_key = models.CharField(max_length=200, blank=True, db_index=True)
+    # The highest class of its evidence and their PII and secret flags: what clearance
+    # (`llmwiki.access`) reads, so approved text is never shown above its evidence's class.
     security_class = models.CharField(
         max_length=10, choices=SecurityClass.choices, default=SecurityClass.INTERNAL
     )
+    flags = models.JSONField(default=list, blank=True)
 
     objects = ClaimQuerySet.as_manager()
 

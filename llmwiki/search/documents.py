@@ -7,15 +7,14 @@ Docs are built from the database only; both backends index the same docs, and
 from __future__ import annotations
 
 import hashlib
-from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
 from django.db.models import Max
 
-from llmwiki.access import is_sensitive
-from llmwiki.models import AuditEvent, Claim, Episode, Page, PageRevision, SecurityClass
+from llmwiki.access import Labels, highest, is_sensitive
+from llmwiki.models import AuditEvent, Claim, Episode, Page, PageRevision
 
 CLAIM, PAGE, EPISODE = "claim", "page", "episode"
 LAYERS = (CLAIM, PAGE, EPISODE)
@@ -151,8 +150,8 @@ def claim_docs(project_id: int, ids: Iterable[int] | None = None) -> Iterator[Do
     rows = Claim.objects.filter(project=project_id, status=Claim.Status.APPROVED)
     if ids is not None:
         rows = rows.filter(pk__in=list(ids))
-    for pk, text, section, page_key, page_title, security in rows.values_list(
-        "id", "text", "section", "page__key", "page__title", "security_class"
+    for pk, text, section, page_key, page_title, security, flags in rows.values_list(
+        "id", "text", "section", "page__key", "page__title", "security_class", "flags"
     ).iterator(chunk_size=2000):
         yield Doc(
             key=f"{CLAIM}:{pk}",
@@ -160,7 +159,7 @@ def claim_docs(project_id: int, ids: Iterable[int] | None = None) -> Iterator[Do
             layer=CLAIM,
             text=text,
             context=f"{page_title} {section}".strip(),
-            sensitive=security == SecurityClass.RESTRICTED,
+            sensitive=is_sensitive(security, flags or ()),
             trust=Episode.Trust.APPROVED,
             security_class=security,
             page_target=page_key,
@@ -185,20 +184,19 @@ def page_docs(project_id: int, page_ids: Iterable[int] | None = None) -> Iterato
     if page_ids is not None:
         pages = pages.filter(pk__in=list(page_ids))
     pages = list(pages.values_list("id", "key", "title", "current_revision__markdown"))
-    restricted = _restricted_claims_by_page(project_id, [p[0] for p in pages])
+    labels = claim_labels(Claim.objects.filter(project=project_id, page__in=[p[0] for p in pages]))
     for page_id, key, title, markdown in pages:
         for n, section in enumerate(split_sections(markdown), start=1):
-            cited = claim_ids_in(section)
-            sensitive = bool(cited & restricted[page_id])
+            section_labels = labels_of_section(section, labels)
             yield Doc(
                 key=f"{PAGE}:{page_id}:{n}",
                 project_id=project_id,
                 layer=PAGE,
                 text=section,
                 context=title,
-                sensitive=sensitive,
+                sensitive=is_sensitive(section_labels.security_class, section_labels.flags),
                 trust=Episode.Trust.APPROVED,
-                security_class=SecurityClass.RESTRICTED if sensitive else SecurityClass.INTERNAL,
+                security_class=section_labels.security_class,
                 page_target=key,
                 occurred_at=None,
             )
@@ -214,14 +212,18 @@ def claim_ids_in(section: str) -> set[int]:
     return out
 
 
-def _restricted_claims_by_page(project_id: int, page_ids: list[int]) -> dict[int, set[int]]:
-    out: dict[int, set[int]] = defaultdict(set)
-    rows = Claim.objects.filter(
-        project=project_id, page__in=page_ids, security_class=SecurityClass.RESTRICTED
-    ).values_list("page_id", "id")
-    for page_id, pk in rows:
-        out[page_id].add(pk)
-    return out
+def claim_labels(claims) -> dict[int, Labels]:
+    """{claim id: its labels} for a queryset of claims (one query)."""
+    return {
+        pk: Labels(security, tuple(flags or ()))
+        for pk, security, flags in claims.values_list("id", "security_class", "flags")
+    }
+
+
+def labels_of_section(section: str, labels: dict[int, Labels]) -> Labels:
+    """A page section carries the highest class of the claims it cites (internal if none)."""
+    cited = [labels[pk] for pk in claim_ids_in(section) if pk in labels]
+    return highest(cited) if cited else Labels()
 
 
 def all_docs(project_id: int) -> Iterator[Doc]:

@@ -21,8 +21,17 @@ from django.contrib.auth.models import AbstractBaseUser
 from llmwiki.access import is_sensitive, role_in
 from llmwiki.models import ROLE_RANK, Claim, Episode, Page, Project, RecallTrace
 from llmwiki.search.backends import WORDS, backend
-from llmwiki.search.documents import CLAIM, EPISODE, PAGE, claim_ids_in, split_sections
+from llmwiki.search.documents import (
+    CLAIM,
+    EPISODE,
+    PAGE,
+    claim_ids_in,
+    claim_labels,
+    labels_of_section,
+    split_sections,
+)
 from llmwiki.search.index import index_fold
+from llmwiki.security.raw import redact_secrets
 
 HEADERS = {CLAIM: "Reviewed claims", PAGE: "Wiki pages", EPISODE: "Episodes (unreviewed)"}
 MAX_LIMIT = 100
@@ -216,7 +225,9 @@ def _claims(project, found, caller) -> list[Hit]:
     out = []
     for key, score in found:
         claim = claims.get(int(key))
-        if claim is None or (not caller.sensitive and is_sensitive(claim.security_class, ())):
+        if claim is None or (
+            not caller.sensitive and is_sensitive(claim.security_class, claim.flags)
+        ):
             continue
         eps = evidence.get(claim.pk, [])
         out.append(
@@ -260,16 +271,30 @@ def _pages(project, using, query, caller, limit) -> list[Hit]:
             project=project, pk__in={int(k.split(":")[0]) for k, _ in found}
         ).select_related("current_revision")
     }
-    out = []
-    for key, score in found:
+    wanted: dict[int, list[str]] = {}
+    for key, _ in found:
         page_id, n = (int(x) for x in key.split(":"))
         page = pages.get(page_id)
-        if page is None or page.current_revision is None:
+        if page is not None and page.current_revision is not None:
+            sections = split_sections(page.current_revision.markdown)
+            if n <= len(sections):
+                wanted[key] = sections[n - 1]
+    labels = claim_labels(
+        Claim.objects.filter(
+            project=project, pk__in={pk for text in wanted.values() for pk in claim_ids_in(text)}
+        )
+    )
+    out = []
+    for key, score in found:
+        if key not in wanted:
             continue
-        sections = split_sections(page.current_revision.markdown)
-        if n > len(sections):
-            continue
-        text = sections[n - 1]
+        page = pages[int(key.split(":")[0])]
+        text = wanted[key]
+        section_labels = labels_of_section(text, labels)
+        if not caller.sensitive and is_sensitive(
+            section_labels.security_class, section_labels.flags
+        ):
+            continue  # the index lagged a new claim's labels by one fold
         claim_ids = sorted(claim_ids_in(text))
         out.append(
             Hit(
@@ -278,7 +303,7 @@ def _pages(project, using, query, caller, limit) -> list[Hit]:
                 text=text,
                 score=score,
                 trust_label=Episode.Trust.APPROVED,
-                security_class="internal",
+                security_class=section_labels.security_class,
                 page_target=page.key,
                 claim_ids=claim_ids,
                 locators=[{"page": page.key, "revision": page.current_revision.number}],
@@ -356,14 +381,18 @@ def _pack(query: str, hits: list[Hit], budget: int | None) -> ContextPack:
 
 
 def _trace(project: Project, pack: ContextPack, caller: Caller, duration_ms: int) -> RecallTrace:
-    """One trace per retrieval; a claim's score also goes to each of its evidence episodes."""
+    """One trace per retrieval; a claim's score also goes to each of its evidence episodes.
+
+    The query is kept with its secrets redacted: a key pasted into a search box must not
+    sit in the database and its backups.
+    """
     scores: dict[int, float] = {}
     for h in pack.hits:
         for pk in h.evidence_ids:
             scores[pk] = max(scores.get(pk, 0.0), h.score)
     return RecallTrace.objects.create(
         project=project,
-        query=pack.query[:MAX_QUERY],
+        query=redact_secrets(pack.query)[0][:MAX_QUERY],
         actor=caller.actor[:200],
         claim_ids=sorted({c for h in pack.hits for c in h.claim_ids}),
         episode_ids=list(scores),

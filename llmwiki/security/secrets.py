@@ -377,10 +377,74 @@ def _fingerprint(value: str) -> str:
     return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
+# Unicode's format characters (category Cf: zero-width spaces and joiners, bidi controls,
+# the byte-order mark, tag characters, ...) as of the Unicode version Python ships. They
+# render as nothing, so one inside a key ("AKIA" U+200B "...") hides it from the patterns
+# but not from a reader who copies it.
+_FORMAT_CHARS = re.compile(
+    "[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd"
+    "\U00013430-\U00013438\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001"
+    "\U000e0020-\U000e007f]"
+)
+
+
 def find_secrets(
     text: str, lower: str, raw: bytes | None, long_gate: bytes | None
 ) -> list[tuple[int, int, str]]:
-    """Return non-overlapping ``(start, end, kind)`` spans, earlier detectors winning."""
+    """Return non-overlapping ``(start, end, kind)`` spans, earlier detectors winning.
+
+    A text with format characters (never ASCII) is read a second time without them; a
+    secret found only that way is redacted over its span in ``text``, hidden characters
+    included.
+    """
+    spans = _find_spans(text, lower, raw, long_gate)
+    if raw is not None:
+        return spans
+    hidden = [m.start() for m in _FORMAT_CHARS.finditer(text)]
+    if not hidden:
+        return spans
+    visible = _FORMAT_CHARS.sub("", text)
+    ascii_raw = visible.encode("ascii") if visible.isascii() else None
+    found = _find_spans(
+        visible,
+        visible.lower(),
+        ascii_raw,
+        ascii_raw.translate(LONG_RUN_GATE) if ascii_raw is not None else None,
+    )
+    if not found:
+        return spans
+    # The k-th removed character sat at ``hidden[k] - k`` in ``visible``: a position there
+    # moves right by the number of removed characters at or before it.
+    shifts = [pos - k for k, pos in enumerate(hidden)]
+
+    def original(i: int) -> int:
+        return i + bisect.bisect_right(shifts, i)
+
+    mapped = [(original(start), original(end - 1) + 1, kind) for start, end, kind in found]
+    return _union(spans, mapped)
+
+
+def _union(
+    first: list[tuple[int, int, str]], second: list[tuple[int, int, str]]
+) -> list[tuple[int, int, str]]:
+    """Merge two sorted span lists; overlapping spans become one, named after the earliest
+    (``first``'s on a tie)."""
+    merged: list[tuple[int, int, str]] = []
+    # Sorting puts ``first``'s span ahead of an equal-start span of ``second``.
+    order = sorted([(s, 0, e, k) for s, e, k in first] + [(s, 1, e, k) for s, e, k in second])
+    for start, _, end, kind in order:
+        if merged and start < merged[-1][1]:
+            prev_start, prev_end, prev_kind = merged[-1]
+            merged[-1] = (prev_start, max(prev_end, end), prev_kind)
+        else:
+            merged.append((start, end, kind))
+    return merged
+
+
+def _find_spans(
+    text: str, lower: str, raw: bytes | None, long_gate: bytes | None
+) -> list[tuple[int, int, str]]:
     spans: list[tuple[int, int, str]] = []  # sorted, non-overlapping
     if raw is None or long_gate is None:
         runs = text

@@ -140,13 +140,6 @@ def withheld_reason(labels: Labels, audience: str) -> str:
     return ""
 
 
-def _claim_labels(claim: Claim, episodes: list[Episode]) -> Labels:
-    """The claim's class (its reviewer's decision) and every flag its evidence carries:
-    a claim read from PII-flagged material stays PII-flagged whatever its text says."""
-    flags = sorted({f for e in episodes for f in e.flags})
-    return Labels(claim.security_class, tuple(flags))
-
-
 def _evidence(episode: Episode, audience: str) -> Evidence:
     source = episode.source
     # Paths and locators name files and places in them; below internal only hashes go out.
@@ -194,7 +187,7 @@ def select_state(project: Project, audience: str, episode_ids: Iterable[int] = (
         items = []
         for claim in by_page.get(page.pk, []):
             episodes = sorted(claim.evidence.all(), key=lambda e: e.pk)
-            reason = withheld_reason(_claim_labels(claim, episodes), audience)
+            reason = withheld_reason(Labels.of(claim), audience)
             if reason:
                 withheld[f"claim:{reason}"] += 1
                 continue
