@@ -8,9 +8,11 @@ escalations and its approved questions, and a claim side counts its claim's evid
 from __future__ import annotations
 
 import importlib
+import json
 from datetime import date
 
 import pytest
+from django.core.management import call_command
 from django.urls import reverse
 
 from dreaming import services as dreaming
@@ -394,7 +396,7 @@ def test_a_retraction_and_a_rollback_keep_the_escalated_question(escalated, bob,
 # --- A claim side counts its claim's evidence (item 17) ------------------------------------
 
 
-def test_a_claim_side_shows_its_claims_evidence(client, against_a_claim, alice, carol):
+def test_a_claim_side_shows_its_claims_evidence(client, capsys, against_a_claim, alice, carol):
     conflict = against_a_claim
     side = side_with(conflict, "PostgreSQL 16")
     cited = set(side.claim.evidence.values_list("id", flat=True))
@@ -409,6 +411,10 @@ def test_a_claim_side_shows_its_claims_evidence(client, against_a_claim, alice, 
     ).json()["items"]
     shown = next(s for c in listed for s in c["sides"] if s["claim_id"] == side.claim_id)
     assert {e["episode_id"] for e in shown["evidence"]} == cited
+    call_command("conflicts", "--project", conflict.project.slug, "--json")
+    documents = json.loads(capsys.readouterr().out)
+    shown = next(s for c in documents for s in c["sides"] if s["claim_id"] == side.claim_id)
+    assert len(shown["evidence"]) == 5
 
 
 def test_a_scoped_claims_candidate_names_the_resolution_not_a_sweep(client, two_candidates, bob):
