@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
@@ -139,17 +139,46 @@ def citation_urls(project_slug: str) -> Linker:
     return lambda kind, pk: reverse(names[kind], args=[project_slug, pk])
 
 
+@dataclass(frozen=True)
+class PagePart:
+    """What an app above llmwiki compiles into one of its pages, ahead of the claims.
+
+    OPEN_QUESTIONS lists the conflicts that stay open (reviews registers them): every
+    compile of the page, whatever triggered it, puts them beside its approved claims.
+    """
+
+    lines: list[str]
+    claim_ids: list[int]
+    empty: str  # what the page says when it has neither these lines nor claims
+
+
+_page_parts: dict[str, Callable[[Page], PagePart]] = {}
+
+
+def register_page_part(key: str, compile_part: Callable[[Page], PagePart]) -> None:
+    _page_parts[key] = compile_part
+
+
+def page_part(page: Page) -> PagePart | None:
+    compile_part = _page_parts.get(page.key)
+    return compile_part(page) if compile_part else None
+
+
 def compile_claims_page(
     page: Page,
     claims: Iterable[Claim],
     evidence: dict[int, list[int]] | None = None,
     *,
     extra: PendingClaim | None = None,
+    part: PagePart | None = None,
 ) -> str:
-    """Markdown for a page: its title, then one section per claim section, claims by id.
+    """Markdown for a page: its title, its registered part, then one section per claim
+    section, claims by id.
 
     `extra` is previewed as the newest claim: last in its section, as approving puts it.
+    `part` is the page's registered part when the caller compiled it already.
     """
+    part = part or page_part(page)
     evidence = evidence or {}
     entries = [(c, evidence.get(c.pk, ())) for c in claims]
     if extra is not None:
@@ -164,9 +193,9 @@ def compile_claims_page(
         ),
     ):
         by_section.setdefault(claim.section or GENERAL_SECTION, []).append(claim_line(claim, cited))
-    lines = [f"# {page.title}", ""]
-    if not by_section:
-        lines += ["_No reviewed claims yet._", ""]
+    lines = [f"# {page.title}", "", *(part.lines if part else [])]
+    if not by_section and not (part and part.lines):
+        lines += [part.empty if part else "_No reviewed claims yet._", ""]
     for section, items in by_section.items():
         lines += [f"## {section}", ""]
         lines += items
@@ -296,14 +325,22 @@ def page_publish(
     return revision
 
 
+def compile_page(page: Page) -> tuple[str, list[int]]:
+    """The page's markdown as it stands now, and the ids of the claims it cites."""
+    claims, evidence = approved_claims(page)
+    part = page_part(page)
+    markdown = compile_claims_page(page, claims, evidence, part=part)
+    return markdown, sorted({c.pk for c in claims} | set(part.claim_ids if part else ()))
+
+
 def page_recompile(
     *, page: Page, actor: Any, reason: str, locked: bool = False
 ) -> PageRevision | None:
-    claims, evidence = approved_claims(page)
+    markdown, claim_ids = compile_page(page)
     return page_publish(
         page=page,
-        markdown=compile_claims_page(page, claims, evidence),
-        claim_ids=[c.pk for c in claims],
+        markdown=markdown,
+        claim_ids=claim_ids,
         actor=actor,
         reason=reason,
         locked=locked,
@@ -401,21 +438,29 @@ def page_rollback(
         target_ids = set(revision.claim_ids)
         current_ids = set(current.claim_ids) if current else set()
         why = f"rollback of {page.key} to r{revision.number}: {reason}"
+        # A page may cite claims of other pages (OPEN_QUESTIONS quotes the claims a
+        # conflict disputes); only the page's own claims follow its rollback.
+        own = Claim.objects.filter(page=page)
         # A claim the target revision does not list leaves the page: rolled back, not
         # superseded, since nothing replaces it. An erased claim stays erased.
-        for claim in Claim.objects.filter(pk__in=current_ids - target_ids).approved():
+        for claim in own.filter(pk__in=current_ids - target_ids).approved():
             claim.transition(Claim.Status.ROLLED_BACK, actor=actor, note=why)
         restored = (
-            Claim.objects.filter(pk__in=target_ids)
+            own.filter(pk__in=target_ids)
             .exclude(status__in=[Claim.Status.APPROVED, Claim.Status.ERASED])
             .order_by("id")
         )
         for claim in restored:
             claim.transition(Claim.Status.APPROVED, actor=actor, note=why)
+        markdown, claim_ids = revision.markdown, sorted(target_ids)
+        if page.key in _page_parts:
+            # The part compiled from elsewhere (open conflicts) is as it is now, not as
+            # it was: the rollback moves the page's own claims only.
+            markdown, claim_ids = compile_page(page)
         new = page_publish(
             page=page,
-            markdown=revision.markdown,
-            claim_ids=sorted(target_ids),
+            markdown=markdown,
+            claim_ids=claim_ids,
             actor=actor,
             reason=f"rollback to r{revision.number}: {reason}",
         )

@@ -386,3 +386,39 @@ def candidate_merge(
             revision=revision,
         )
         return claim
+
+
+def candidate_close(
+    *,
+    candidate: Candidate,
+    reviewer: AbstractBaseUser,
+    action: str,
+    note: str,
+    claim: Claim | None = None,
+) -> bool:
+    """Close an open candidate a conflict resolution decided on; False if it was not open.
+
+    `action` is a rejection (its side lost) or a merge (the resolution took its side up
+    into other text, approved as `claim` or queued). The resolution checked the reviewer's
+    role and put what it approves through the approval gates; this records the decision on
+    the candidate: a review row and the audited transition, both carrying `note`.
+    """
+    status = {
+        Review.Action.REJECT: Candidate.Status.REJECTED,
+        Review.Action.MERGE: Candidate.Status.MERGED,
+    }[action]
+    with transaction.atomic():
+        current = Candidate.objects.select_for_update().get(pk=candidate.pk)
+        if not current.is_open:
+            return False
+        Review.objects.create(
+            candidate=current,
+            reviewer=reviewer,
+            action=action,
+            note=note,
+            before_text=current.text,
+            after_text=claim.text if claim else "",
+        )
+        changes = {"claim": claim} if claim else {}
+        current.transition(status, actor=reviewer, note=note, locked=True, **changes)
+        return True
