@@ -37,18 +37,24 @@ def open_questions_part(page: Page) -> PagePart:
 
     Registered with `llmwiki.wiki`, so every compile of the page (a resolution, an
     approval, a retraction, a rollback, an erasure) lists them beside its own claims.
+
+    The page is shown to every member, so a side quoting restricted, PII- or
+    secret-flagged material is compiled as a note (reviewers read it on the conflicts
+    page), and so is the subject, which is made of the sides' words.
     """
     conflicts = (
         Conflict.objects.filter(project=page.project_id)
         .unresolved()
-        .prefetch_related("sides__evidence", "sides__claim__evidence")
+        .prefetch_related("sides__evidence", "sides__claim__evidence", "sides__candidate")
         .select_related("owner")
         .order_by("detected_at", "id")
     )
     lines: list[str] = []
     claim_ids: list[int] = []
     for c in conflicts:
-        lines += [f"## {c.subject}", ""]
+        sides = list(c.sides.all())
+        sensitive = [is_sensitive(s.labels.security_class, s.labels.flags) for s in sides]
+        lines += [f"## {f'Conflict {c.pk}' if any(sensitive) else c.subject}", ""]
         kind = c.get_kind_display().lower()
         lines.append(f"_Conflict {c.pk} ({kind}), detected {c.detected_at:%Y-%m-%d}._")
         if c.status == Conflict.Status.ESCALATED:
@@ -56,8 +62,10 @@ def open_questions_part(page: Page) -> PagePart:
             due = f", due {c.due:%Y-%m-%d}" if c.due else ""
             lines.append(f"_Escalated: owner {owner}{due}._")
         lines.append("")
-        for side in c.sides.all():
+        for side, withheld in zip(sides, sensitive, strict=True):
             text = " ".join(side.text.split())
+            if withheld:
+                text = "_Text withheld: this side quotes restricted or PII-flagged material._"
             lines.append(f"- {text} _({len(side.cited_evidence)} evidence)_")
             if side.claim_id:
                 claim_ids.append(side.claim_id)

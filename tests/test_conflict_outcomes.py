@@ -386,7 +386,7 @@ def test_a_retraction_and_a_rollback_keep_the_escalated_question(escalated, bob,
     markdown = open_questions(project)
     assert ESCALATED in markdown and f"(claim {first.pk};" in markdown
     assert f"(claim {second.pk};" not in markdown
-    page_rollback(page=page, revision=with_first.parent, actor=alice)
+    page_rollback(page=page, revision=with_first.parent, actor=alice, reason="undo")
     markdown = open_questions(project)
     assert ESCALATED in markdown and f"(claim {first.pk};" not in markdown
     first.refresh_from_db()
