@@ -59,10 +59,6 @@ class Item:
     evidence: tuple[Evidence, ...]
     provenance: str  # the claim's "why is this here?" page
 
-    @property
-    def line(self) -> str:
-        return f"- {' '.join(self.text.split())} ([why?]({self.provenance}))"
-
 
 @dataclass(frozen=True)
 class PageState:
