@@ -14,8 +14,7 @@ from django.utils.functional import cached_property
 
 from dreaming.engine.policy import SIGNALS
 from llmwiki import access
-from llmwiki.access import has_role
-from llmwiki.models import AuditEvent, Claim, Episode, Page, Project, Role, SecurityClass
+from llmwiki.models import AuditEvent, Claim, Episode, Page, Project, SecurityClass
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -203,9 +202,9 @@ class Candidate(models.Model):
 
     def get_actions(self, user: AbstractBaseUser | AnonymousUser) -> list[str]:
         """Which buttons the user gets (Wagtail's get_actions): none when refused anyway."""
-        if not self.is_open or not has_role(user, self.project, Role.REVIEWER):
+        if not self.is_open or not access.can(user, self.project, access.Do.REVIEW):
             return []
-        if self.is_sensitive and not has_role(user, self.project, Role.MAINTAINER):
+        if self.is_sensitive and not access.can(user, self.project, access.Do.DECIDE_SENSITIVE):
             return []
         actions = ["approve", "approve-edit", "reject", "merge"]
         if self.status != self.Status.DEFERRED:

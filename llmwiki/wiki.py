@@ -17,7 +17,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.urls import reverse
 
-from llmwiki.access import Labels, has_role, inherited, withheld_by_id
+from llmwiki.access import Do, Labels, can, inherited, withheld_by_id
 from llmwiki.errors import Refused
 from llmwiki.models import (
     AuditEvent,
@@ -28,7 +28,6 @@ from llmwiki.models import (
     Page,
     PageRevision,
     Project,
-    Role,
     SecurityClass,
     actor_label,
     sha256_hex,
@@ -393,7 +392,7 @@ def record_change(
 
 def claim_retract(*, claim: Claim, actor: AbstractBaseUser, reason: str) -> PageRevision | None:
     """Take an approved claim off its page (reviewers and above); the page republishes."""
-    if not has_role(actor, claim.project, Role.REVIEWER):
+    if not can(actor, claim.project, Do.REVIEW):
         raise Refused("retracting needs the reviewer role", 403)
     if not reason.strip():
         raise Refused("say why the claim is retracted", 400)
@@ -423,7 +422,7 @@ def page_rollback(
     A rollback changes published memory, so it says why: the reason goes on the new
     revision, on each claim it moves and on the audit event.
     """
-    if not has_role(actor, page.project, Role.MAINTAINER):
+    if not can(actor, page.project, Do.ROLLBACK):
         raise Refused("rolling back a page needs the maintainer role", 403)
     reason = reason.strip()
     if not reason:

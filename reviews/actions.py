@@ -15,16 +15,14 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from dreaming.models import Candidate, CandidateEvidence
-from llmwiki.access import role_in
+from llmwiki.access import Do, may, role_in
 from llmwiki.models import (
-    ROLE_RANK,
     AuditEvent,
     Claim,
     Episode,
     Page,
     PageRevision,
     Project,
-    Role,
 )
 from llmwiki.record import episode_record_system
 from llmwiki.wiki import (
@@ -90,7 +88,7 @@ def _check(
     current = Candidate.objects.select_for_update().select_related("project").get(pk=candidate.pk)
     project = current.project
     role = role_in(reviewer, project)
-    if role is None or ROLE_RANK[role] < ROLE_RANK[Role.REVIEWER]:
+    if not may(role, Do.REVIEW):
         raise ReviewRefused("reviewing needs the reviewer role", 403)
     if not current.is_open or current.version != seen.candidate_version:
         raise ReviewRefused(
@@ -103,7 +101,7 @@ def _check(
         page = _page_as_seen(current, seen, section=section, merge_into=merge_into)
     if action in {"approve", "approve-edit", "merge"}:
         if current.is_sensitive:
-            if role != Role.MAINTAINER:
+            if not may(role, Do.DECIDE_SENSITIVE):
                 raise ReviewRefused("restricted or PII-flagged material needs a maintainer", 403)
             if not sensitive_confirmed:
                 raise ReviewRefused(

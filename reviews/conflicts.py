@@ -13,7 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from dreaming.models import Candidate, CandidateEvidence, Conflict, ConflictSide
-from llmwiki.access import Labels, has_role, is_sensitive
+from llmwiki.access import Do, Labels, can, is_sensitive
 from llmwiki.models import (
     SECURITY_RANK,
     AuditEvent,
@@ -23,7 +23,6 @@ from llmwiki.models import (
     PageKey,
     PageRevision,
     Project,
-    Role,
     SecurityClass,
 )
 from llmwiki.wiki import PagePart, page_recompile, record_change, register_page_part
@@ -119,7 +118,7 @@ def conflict_resolve(
     lost, or that the outcome took up, leave the review queue in the same transaction.
     """
     with _refusals_audited(conflict, actor, resolution), transaction.atomic():
-        if not has_role(actor, conflict.project, Role.REVIEWER):
+        if not can(actor, conflict.project, Do.REVIEW):
             raise ReviewRefused("resolving conflicts needs the reviewer role", 403)
         if resolution not in Conflict.Resolution.values:
             raise ReviewRefused(f"unknown resolution {resolution!r}", 400)

@@ -1,4 +1,4 @@
-"""Decide which importer takes which file (docs/ARCHITECTURE.md §7), and the one parse entry point."""
+"""Which importer takes which file (docs/ARCHITECTURE.md §7), and the one parse entry point."""
 
 from __future__ import annotations
 

@@ -12,15 +12,13 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from llmwiki.access import has_role, role_in
+from llmwiki.access import Do, has_role, may, role_in
 from llmwiki.errors import InputError, Refused
 from llmwiki.models import (
-    ROLE_RANK,
     SECURITY_RANK,
     AuditEvent,
     Export,
     Project,
-    Role,
     SecurityClass,
 )
 from reviews.exports import documents, pack
@@ -138,7 +136,7 @@ def check_may_export(project: Project, actor: Any, audience: str) -> None:
     if isinstance(actor, str):
         return
     role = role_in(actor, project)
-    if role is None or ROLE_RANK[role] < ROLE_RANK[Role.REVIEWER]:
+    if not may(role, Do.EXPORT):
         raise Refused("exporting needs the reviewer role", 403)
     if audience == SecurityClass.RESTRICTED and not has_role(
         actor, project, project.restricted_clearance
