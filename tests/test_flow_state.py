@@ -1,0 +1,105 @@
+"""The review queue and the wizard leave the right state behind.
+
+The queue sends a reviewer to what they may decide; the wizard's commit step ticks
+nothing by itself; its preview and its sweep agree on what is new; a run is started only
+by someone who can walk it, and resumes where it stands; an export is stale when the open
+questions a rebuild would list have changed.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from dreaming import services as dreaming
+from dreaming.models import Candidate, CandidateEvidence
+from llmwiki.models import SecurityClass
+from tests.dreaming_data import seed
+from tests.test_views_review import action_data, url
+
+
+@pytest.fixture
+def dreamed(project):
+    seed(project)
+    run = dreaming.dream_request(project=project, trigger="manual", actor="t", enqueue=False)
+    dreaming.dream_execute(run_id=run.pk)
+    return project
+
+
+def a_candidate(project, key, *, score, **fields):
+    episode = project.episodes.filter(source__isnull=False).first()
+    candidate = Candidate.objects.create(
+        project=project,
+        text=f"Planted fact {key}.",
+        page_target="SYSTEM_OVERVIEW",
+        memory_type="semantic-candidate",
+        dedupe_key=key,
+        score=score,
+        **fields,
+    )
+    CandidateEvidence.objects.create(candidate=candidate, episode=episode)
+    return candidate
+
+
+# --- 12. The review queue -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def risky_first(dreamed):
+    """The queue's top: restricted, then PII-flagged (maintainers only); then a plain fact."""
+    restricted = a_candidate(
+        dreamed, "restricted", score=0.99, security_class=SecurityClass.RESTRICTED
+    )
+    pii = a_candidate(dreamed, "pii", score=0.98, flags=["pii:email"])
+    plain = a_candidate(dreamed, "plain", score=0.999)
+    return restricted, pii, plain
+
+
+def test_after_an_action_a_reviewer_goes_to_the_next_candidate_they_may_decide(
+    client, bob, alice, dreamed, risky_first
+):
+    restricted, pii, plain = risky_first
+    client.force_login(bob)
+    # Bob decides the plain fact at the top of what he may decide; the queue's top is
+    # the restricted one, which he may not.
+    response = client.post(url("candidate_action", dreamed, plain.pk, "defer"), action_data(plain))
+    assert response.status_code == 302
+    landed = Candidate.objects.get(pk=int(response["Location"].rstrip("/").rsplit("/", 1)[1]))
+    assert landed.pk not in (restricted.pk, pii.pk, plain.pk)
+    assert landed.get_actions(bob)
+    # A maintainer goes to the riskiest, which is hers to decide.
+    client.force_login(alice)
+    response = client.post(
+        url("candidate_action", dreamed, landed.pk, "defer"), action_data(landed)
+    )
+    assert response["Location"] == url("candidate", dreamed, restricted.pk)
+
+
+def test_a_reviewer_with_nothing_left_to_decide_goes_back_to_the_queue(
+    client, bob, dreamed, risky_first
+):
+    restricted, pii, plain = risky_first
+    others = Candidate.objects.filter(project=dreamed).exclude(
+        pk__in=[restricted.pk, pii.pk, plain.pk]
+    )
+    others.update(status=Candidate.Status.REJECTED)
+    client.force_login(bob)
+    response = client.post(url("candidate_action", dreamed, plain.pk, "defer"), action_data(plain))
+    assert response["Location"] == url("queue", dreamed)
+
+
+def test_the_queue_marks_what_needs_a_maintainer(client, bob, alice, dreamed, risky_first):
+    restricted, pii, plain = risky_first
+    client.force_login(bob)
+    body = client.get(url("queue", dreamed)).content.decode()
+
+    def row(candidate):
+        start = body.index(f'data-href="{url("candidate", dreamed, candidate.pk)}"')
+        return body[start : body.index("</tr>", start)]
+
+    for sensitive in (restricted, pii):
+        assert 'data-testid="needs-role"' in row(sensitive) and "needs maintainer" in row(sensitive)
+    assert "needs-role" not in row(plain)
+    client.force_login(alice)
+    assert "needs-role" not in client.get(url("queue", dreamed)).content.decode()
+    # The mark and the candidate page's buttons are one answer.
+    assert not restricted.get_actions(bob) and plain.get_actions(bob)
