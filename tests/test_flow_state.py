@@ -15,6 +15,8 @@ from dreaming.models import Candidate, CandidateEvidence
 from llmwiki.models import SecurityClass
 from tests.dreaming_data import seed
 from tests.test_views_review import action_data, url
+from tests.test_views_wizard import step
+from tests.test_wizard_steps import commit_form, walked  # noqa: F401 (a fixture)
 
 
 @pytest.fixture
@@ -103,3 +105,27 @@ def test_the_queue_marks_what_needs_a_maintainer(client, bob, alice, dreamed, ri
     assert "needs-role" not in client.get(url("queue", dreamed)).content.decode()
     # The mark and the candidate page's buttons are one answer.
     assert not restricted.get_actions(bob) and plain.get_actions(bob)
+
+
+# --- 13. The wizard's commit step ticks nothing by itself ------------------------------------
+
+
+def ticked(page: str) -> list[str]:
+    """The approve boxes that are checked on the commit page."""
+    boxes = [tag for tag in page.split("<input")[1:] if 'name="approve"' in tag.split(">")[0]]
+    return [tag for tag in boxes if " checked" in tag.split(">")[0]]
+
+
+def test_the_commit_step_ticks_nothing_even_after_a_partial_commit(client, walked):  # noqa: F811
+    page = client.get(step(walked, "commit")).content.decode()
+    items, form = commit_form(walked)
+    assert len(items) >= 2 and page.count('name="approve"') == len(items)
+    assert ticked(page) == []
+    first = items[0]
+    only = {k: v for k, v in form.items() if k != "approve"} | {"approve": [first.pk]}
+    client.post(step(walked, "commit"), only)
+    first.refresh_from_db()
+    assert first.status == "approved"
+    page = client.get(step(walked, "commit")).content.decode()
+    assert page.count('name="approve"') == len(items) - 1
+    assert ticked(page) == []
