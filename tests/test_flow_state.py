@@ -9,6 +9,7 @@ questions a rebuild would list have changed.
 from __future__ import annotations
 
 import pytest
+from django.urls import reverse
 
 from dreaming import services as dreaming
 from dreaming.models import Candidate, CandidateEvidence
@@ -17,6 +18,7 @@ from tests.dreaming_data import seed
 from tests.test_views_review import action_data, url
 from tests.test_views_wizard import step
 from tests.test_wizard_steps import commit_form, walked  # noqa: F401 (a fixture)
+from wizard.models import WizardRun
 
 
 @pytest.fixture
@@ -129,3 +131,58 @@ def test_the_commit_step_ticks_nothing_even_after_a_partial_commit(client, walke
     page = client.get(step(walked, "commit")).content.decode()
     assert page.count('name="approve"') == len(items) - 1
     assert ticked(page) == []
+
+
+# --- 22. Starting and resuming a wizard run --------------------------------------------------
+
+
+def test_going_back_then_resuming_returns_to_the_furthest_step_shown(client, bob, project):
+    client.force_login(bob)
+    client.post(reverse("wizard:start"))
+    run = WizardRun.objects.get(user=bob)
+    client.post(step(run, "project"), {"project": project.slug, "boundary": "reviewed-memory"})
+    client.get(step(run, "import"))
+    client.get(step(run, "classify"))
+    client.get(step(run, "project"))  # back, to look at what was chosen
+    client.get(step(run, "import"))
+    resume = reverse("wizard:resume", args=[run.pk])
+    assert client.get(resume)["Location"] == step(run, "classify")
+    listing = client.get(reverse("wizard:start")).content.decode()
+    assert f'<a href="{step(run, "classify")}">Resume #{run.pk}</a>' in listing
+    assert "3. Classify memory type" in listing
+
+
+def test_a_viewer_is_told_the_role_a_run_needs_and_no_run_is_made(client, carol, project):
+    client.force_login(carol)
+    page = client.get(reverse("wizard:start"))
+    assert page.status_code == 200
+    assert b'data-testid="start-refusal"' in page.content
+    assert b"Start a new run" not in page.content
+    response = client.post(reverse("wizard:start"))
+    assert response.status_code == 403
+    assert b"needs the reviewer role" in response.content and b"Tidewater" in response.content
+    assert not WizardRun.objects.exists()
+
+
+def test_an_outsider_gets_404_and_no_run_is_made(client, mallory, project):
+    client.force_login(mallory)
+    assert client.post(reverse("wizard:start")).status_code == 404
+    assert not WizardRun.objects.exists()
+
+
+def test_a_run_left_from_before_explains_instead_of_an_empty_choice(client, carol, project):
+    run = WizardRun.objects.create(user=carol)  # made before starting was refused
+    client.force_login(carol)
+    response = client.get(step(run, "project"))
+    assert response.status_code == 403 and b"needs the reviewer role" in response.content
+
+
+def test_a_reviewer_and_someone_who_may_create_projects_start_runs(client, bob, project, db):
+    from tests.conftest import make_user
+
+    client.force_login(bob)
+    assert client.post(reverse("wizard:start")).status_code == 302
+    admin = make_user("root", is_superuser=True, is_staff=True)  # in no project
+    client.force_login(admin)
+    assert client.post(reverse("wizard:start")).status_code == 302
+    assert WizardRun.objects.count() == 2
