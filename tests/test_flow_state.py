@@ -8,13 +8,19 @@ questions a rebuild would list have changed.
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from django.core.management import call_command
 from django.urls import reverse
 
 from dreaming import services as dreaming
-from dreaming.models import Candidate, CandidateEvidence
+from dreaming.models import Candidate, CandidateEvidence, Conflict, ConflictSide
 from llmwiki.models import SecurityClass
+from reviews.exports import ExportOptions, export_create, export_document, export_folder
+from reviews.exports.service import KINDS, exports_for_list, stale_export_ids
 from tests.dreaming_data import seed
+from tests.export_data import build_wiki
 from tests.test_views_review import action_data, url
 from tests.test_views_wizard import step
 from tests.test_wizard_steps import commit_form, walked  # noqa: F401 (a fixture)
@@ -186,3 +192,73 @@ def test_a_reviewer_and_someone_who_may_create_projects_start_runs(client, bob, 
     client.force_login(admin)
     assert client.post(reverse("wizard:start")).status_code == 302
     assert WizardRun.objects.count() == 2
+
+
+# --- 15. Exports go stale when the open questions a rebuild would list change -----------------
+
+
+@pytest.fixture
+def exported(project, alice, settings, tmp_path):
+    """One export of each kind for internal readers, and a receiver brief for the public."""
+    settings.EXPORT_DIR = tmp_path / "exports"
+    build_wiki(project, alice)
+    made = {
+        kind: export_create(project=project, options=ExportOptions(kind), actor=alice)
+        for kind in KINDS
+    }
+    made["public-brief"] = export_create(
+        project=project, options=ExportOptions("receiver-brief", "public"), actor=alice
+    )
+    return made
+
+
+def open_conflict(project, key="k2") -> Conflict:
+    conflict = Conflict.objects.create(
+        project=project, subject="worker host", kind="value", dedupe_key=key
+    )
+    ConflictSide.objects.create(conflict=conflict, position=1, text="The worker runs on tw-app-1.")
+    ConflictSide.objects.create(conflict=conflict, position=2, text="The worker runs on tw-app-3.")
+    return conflict
+
+
+def stale_kinds(project, exported) -> set[str]:
+    by_pk = {e.pk: kind for kind, e in exported.items()}
+    return {by_pk[e.pk] for e in exports_for_list(project) if e.stale}
+
+
+def test_a_new_open_question_makes_the_exports_that_would_list_it_stale(
+    client, bob, project, exported, capsys, tmp_path
+):
+    assert stale_kinds(project, exported) == set()
+    conflict = open_conflict(project)
+    # The kinds that speak of open questions; the profile does not, and the public brief
+    # would not list an internal question.
+    assert stale_kinds(project, exported) == {"receiver-brief", "startup-packet", "handoff"}
+    brief = exported["receiver-brief"]
+    assert export_document(brief)["stale"] is True
+    assert export_document(exported["system-profile"])["stale"] is False
+    assert stale_export_ids([brief.pk, exported["public-brief"].pk]) == {brief.pk}
+    # The Exports page says so too.
+    client.force_login(bob)
+    body = client.get(reverse("reviews:exports", args=[project.slug])).content.decode()
+    card = body.split(f'data-testid="export-{brief.pk}"')[1].split("</tr>")[0]
+    assert 'data-testid="stale"' in card
+    # And `export --verify` on the brief's files, by the same rule and in words.
+    call_command(
+        "export", "--project", project.slug, "--verify", str(export_folder(brief)), "--json"
+    )
+    document = json.loads(capsys.readouterr().out)
+    assert document["ok"] and document["stale"] == [
+        f"open questions it does not list: #{conflict.pk}"
+    ]
+
+
+def test_a_resolved_open_question_makes_the_exports_that_listed_it_stale(project, exported, capsys):
+    listed = Conflict.objects.get(project=project, dedupe_key="k1")
+    Conflict.objects.filter(pk=listed.pk).update(status=Conflict.Status.RESOLVED)
+    assert stale_kinds(project, exported) == {"receiver-brief", "startup-packet", "handoff"}
+    folder = export_folder(exported["handoff"])
+    call_command("export", "--project", project.slug, "--verify", str(folder), "--json")
+    assert json.loads(capsys.readouterr().out)["stale"] == [
+        f"open questions no longer open: #{listed.pk}"
+    ]
