@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.urls import reverse
 
@@ -22,9 +23,10 @@ from reviews.exports.service import KINDS, exports_for_list, stale_export_ids
 from tests.dreaming_data import seed
 from tests.export_data import build_wiki
 from tests.test_views_review import action_data, url
-from tests.test_views_wizard import step
+from tests.test_views_wizard import make_run, step, upload
 from tests.test_wizard_steps import commit_form, walked  # noqa: F401 (a fixture)
 from wizard.models import WizardRun
+from wizard.selectors import preview_outcome
 
 
 @pytest.fixture
@@ -262,3 +264,59 @@ def test_a_resolved_open_question_makes_the_exports_that_listed_it_stale(project
     assert json.loads(capsys.readouterr().out)["stale"] == [
         f"open questions no longer open: #{listed.pk}"
     ]
+
+
+# --- 14. The wizard's preview and its sweep agree on what is new ------------------------------
+
+
+def test_material_restating_a_waiting_candidate_adds_evidence_in_the_preview_and_the_sweep(
+    client, bob, project, django_capture_on_commit_callbacks
+):
+    from tests.test_wizard_steps import GATEWAY
+
+    seed(project, ["memory/2026-11-02.md"])  # material from before the run
+    waiting = a_candidate(project, "gateway-before", score=0.5)
+    Candidate.objects.filter(pk=waiting.pk).update(text="The API gateway runs on tw-gw-1.")
+    run = make_run(bob, project)
+    client.force_login(bob)
+    upload(client, run, ["memory/2026-11-04.md", "memory/2026-11-06.md", "memory/2026-11-09.md"])
+    files = [SimpleUploadedFile(name, text.encode()) for name, text in GATEWAY.items()]
+    client.post(step(run, "import"), {"files": files})
+    before = set(Candidate.objects.values_list("pk", flat=True))
+
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(step(run, "preview"))
+    run.refresh_from_db()
+    outcome = preview_outcome(run)
+    assert [i["adds_evidence_to"] for i in outcome["adds_evidence"]] == [waiting.pk]
+    previewed = {i["text"] for i in outcome["proposed"] + outcome["deferred"] + outcome["blocked"]}
+    assert previewed and "The API gateway runs on tw-gw-1." not in previewed
+    page = client.get(step(run, "preview")).content.decode()
+    assert 'data-testid="n-adds-evidence">1<' in page
+    assert "adds evidence to <a href=" in page and f">#{waiting.pk}</a>" in page
+
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(step(run, "proposals"))
+    run.refresh_from_db()
+    made = Candidate.objects.exclude(pk__in=before)
+    # The sweep made what the preview said it would, and only that.
+    assert {c.text for c in made} == previewed
+    assert set(made.values_list("run__wizard_run_id", flat=True)) == {run.pk}
+    assert waiting.episodes.filter(wizard_run_id=run.pk).exists()
+    page = client.get(step(run, "proposals")).content.decode()
+    shown = page.split('data-testid="adds-evidence"')[1].split("</section>")[0]
+    assert f'data-candidate="{waiting.pk}"' in shown and f">#{waiting.pk}</a>" in shown
+    proposals = page.split('data-testid="adds-evidence"')[0]
+    explain = reverse("dreaming:explain", args=[project.slug, waiting.pk])
+    assert f'href="{explain}">' not in proposals.split('data-testid="page-')[1]
+    for candidate in made.filter(status__in=Candidate.OPEN_STATUSES):
+        assert reverse("dreaming:explain", args=[project.slug, candidate.pk]) in proposals
+    # The preview, run again after the sweep, still agrees: its proposals are this run's.
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(step(run, "preview"))
+    run.refresh_from_db()
+    again = preview_outcome(run)
+    assert [i["adds_evidence_to"] for i in again["adds_evidence"]] == [waiting.pk]
+    assert {
+        i["text"] for i in again["proposed"] + again["deferred"] + again["blocked"]
+    } == previewed

@@ -284,7 +284,11 @@ def step_proposals(request: HttpRequest, run: WizardRun) -> HttpResponse:
         request,
         run,
         "proposals",
-        {**_sweep_context(sweep), "groups": selectors.proposals_by_page(run) if done else None},
+        {
+            **_sweep_context(sweep),
+            "groups": selectors.proposals_by_page(run) if done else None,
+            "evidence_added": selectors.evidence_added(run) if done else None,
+        },
     )
 
 
