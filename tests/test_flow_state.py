@@ -311,6 +311,10 @@ def test_material_restating_a_waiting_candidate_adds_evidence_in_the_preview_and
     assert f'href="{explain}">' not in proposals.split('data-testid="page-')[1]
     for candidate in made.filter(status__in=Candidate.OPEN_STATUSES):
         assert reverse("dreaming:explain", args=[project.slug, candidate.pk]) in proposals
+    # The commit step names it for what it is.
+    page = client.get(step(run, "commit")).content.decode()
+    row = page.split(f'data-candidate="{waiting.pk}"')[1].split("</tr>")[0]
+    assert f"proposed before this run; it adds evidence to #{waiting.pk}" in row
     # The preview, run again after the sweep, still agrees: its proposals are this run's.
     with django_capture_on_commit_callbacks(execute=True):
         client.post(step(run, "preview"))
