@@ -269,12 +269,8 @@ def _refused(
 
 
 def _decidable_by(user, project: Project) -> Callable[[Candidate], bool]:
-    """Whether `user` may decide a candidate, as `Candidate.get_actions` answers it.
-
-    Its answer turns on the user's role and the candidate's status and sensitivity only,
-    so it is asked once per kind of candidate: a page of the queue costs a few role
-    look-ups, not one per row.
-    """
+    """Whether `user` may decide a candidate, as `Candidate.get_actions` answers it: asked
+    once per status and sensitivity (all its answer turns on), not once per row."""
     answers: dict[tuple[str, bool], bool] = {}
 
     def decidable(candidate: Candidate) -> bool:
@@ -288,11 +284,8 @@ def _decidable_by(user, project: Project) -> Callable[[Candidate], bool]:
 
 
 def _next_in_queue(request: HttpRequest, project: Project, done: Candidate) -> str:
-    """The next candidate in the queue's order that this reviewer may decide.
-
-    The riskiest ones come first, and only a maintainer may decide those: sending a
-    reviewer there after every action would leave them in front of a refusal.
-    """
+    """The next candidate in the queue's order this reviewer may decide (the riskiest come
+    first, and a reviewer sent to one only a maintainer decides would face a refusal)."""
     decidable = _decidable_by(request.user, project)
     rest = queue_queryset(project, {}).exclude(pk=done.pk)
     nxt = next((c for c in rest.iterator(chunk_size=QUEUE_PAGE) if decidable(c)), None)
