@@ -356,7 +356,7 @@ def _settle(run: DreamRun, computed: _Computed, started: float) -> None:
         run.counts = counts
         run.bytes_read = computed.bytes_read
         run.diary = result.diary
-        run.preview = _preview(result, computed.security) if run.is_preview else None
+        run.preview = _preview(run.project, result, computed.security) if run.is_preview else None
         run.phases["settle"] = {"status": "done"}
         run.finished_at = timezone.now()
         run.duration_ms = int((time.perf_counter() - started) * 1000)
@@ -396,6 +396,20 @@ def _restating_open(project: Project, drafts: list) -> dict[str, int]:
     return {plain[d].dedupe_key: waiting[o][0] for d, o in found.items()}
 
 
+def _folds(project: Project, drafts: list) -> tuple[dict[str, int], dict[str, int]]:
+    """Drafts that only add evidence to a candidate already there, by dedupe key → its id:
+    one with the same key, and (second) one awaiting review that the draft restates.
+
+    Persisting and the preview both ask this, so a preview shows what a sweep will do.
+    """
+    existing = dict(
+        Candidate.objects.filter(
+            project=project, dedupe_key__in=[c.dedupe_key for c in drafts]
+        ).values_list("dedupe_key", "id")
+    )
+    return existing, _restating_open(project, [c for c in drafts if c.dedupe_key not in existing])
+
+
 def _persist(run: DreamRun, computed: _Computed) -> dict[str, int]:
     """Write candidates, evidence, conflicts and reinforcements; idempotent by dedupe key."""
     project, result, security = run.project, computed.result, computed.security
@@ -405,12 +419,7 @@ def _persist(run: DreamRun, computed: _Computed) -> dict[str, int]:
     referenced.update(i for d in result.conflicts for side in d.sides for i in side.episode_ids)
     live = referenced & set(_in_range(project, referenced).dreamable().values_list("id", flat=True))
     drafts = [c for c in result.candidates if all(e.episode_id in live for e in c.evidence)]
-    existing = dict(
-        Candidate.objects.filter(
-            project=project, dedupe_key__in=[c.dedupe_key for c in drafts]
-        ).values_list("dedupe_key", "id")
-    )
-    restated = _restating_open(project, [c for c in drafts if c.dedupe_key not in existing])
+    existing, restated = _folds(project, drafts)
     existing.update(restated)
     now = timezone.now()
     new = [
@@ -637,11 +646,14 @@ def _max_security(classes) -> str:
     return best
 
 
-def _preview(result: SweepResult, security: dict[int, str]) -> dict[str, Any]:
+def _preview(project: Project, result: SweepResult, security: dict[int, str]) -> dict[str, Any]:
     """What a real run would do, in a JSON shape the run page renders.
 
-    Each text carries the security class of its evidence, so the page can withhold it.
+    Each text carries the security class of its evidence, so the page can withhold it, and
+    the candidate it would only add evidence to (`adds_evidence_to`), as persisting does.
     """
+    existing, restated = _folds(project, result.candidates)
+    folds = {**existing, **restated}
     return {
         "candidates": [
             {
@@ -654,6 +666,7 @@ def _preview(result: SweepResult, security: dict[int, str]) -> dict[str, Any]:
                 "evidence": len(c.evidence),
                 "flags": list(c.flags),
                 "security_class": _max_security(security.get(e.episode_id) for e in c.evidence),
+                "adds_evidence_to": folds.get(c.dedupe_key),
             }
             for c in result.candidates
         ],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import timedelta
 
 from django.contrib import messages
@@ -112,6 +113,9 @@ def queue(request: HttpRequest, slug: str) -> HttpResponse:
     form = QueueFilterForm(request.GET)
     data = form.cleaned_data if form.is_valid() else {}
     page, query = paginate(request, queue_queryset(project, data), QUEUE_PAGE)
+    decidable = _decidable_by(request.user, project)
+    for candidate in page.object_list:
+        candidate.decidable = decidable(candidate)
     counts = Candidate.objects.filter(project=project).aggregate(
         proposed=Count("id", filter=Q(status=Candidate.Status.PROPOSED)),
         deferred=Count("id", filter=Q(status=Candidate.Status.DEFERRED)),
@@ -237,7 +241,7 @@ def candidate_action(
     except services.ReviewRefused as refused:
         edited = data.get("edited_text") if action.startswith("approve") else None
         return _refused(request, project, candidate, str(refused), refused.status, edited)
-    return redirect(_next_in_queue(project, candidate))
+    return redirect(_next_in_queue(request, project, candidate))
 
 
 def _approved_message(claim: Claim, seen: actions.FormState) -> str:
@@ -266,8 +270,27 @@ def _refused(
     return render(request, "reviews/candidate.html", context, status=status)
 
 
-def _next_in_queue(project: Project, done: Candidate) -> str:
-    nxt = queue_queryset(project, {}).exclude(pk=done.pk).first()
+def _decidable_by(user, project: Project) -> Callable[[Candidate], bool]:
+    """Whether `user` may decide a candidate, as `Candidate.get_actions` answers it: asked
+    once per status and sensitivity (all its answer turns on), not once per row."""
+    answers: dict[tuple[str, bool], bool] = {}
+
+    def decidable(candidate: Candidate) -> bool:
+        key = (candidate.status, candidate.is_sensitive)
+        if key not in answers:
+            candidate.project = project
+            answers[key] = bool(candidate.get_actions(user))
+        return answers[key]
+
+    return decidable
+
+
+def _next_in_queue(request: HttpRequest, project: Project, done: Candidate) -> str:
+    """The next candidate in the queue's order this reviewer may decide (the riskiest come
+    first, and a reviewer sent to one only a maintainer decides would face a refusal)."""
+    decidable = _decidable_by(request.user, project)
+    rest = queue_queryset(project, {}).exclude(pk=done.pk)
+    nxt = next((c for c in rest.iterator(chunk_size=QUEUE_PAGE) if decidable(c)), None)
     if nxt is None:
         return reverse("reviews:queue", args=[project.slug])
     return reverse("reviews:candidate", args=[project.slug, nxt.pk])

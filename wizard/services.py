@@ -19,7 +19,16 @@ from dreaming.models import Candidate, DreamRun
 from llmwiki.access import has_role
 from llmwiki.errors import Refused
 from llmwiki.ingest import IngestReport, RawFile, SourceResult, ingest_files
-from llmwiki.models import AuditEvent, Episode, Export, Page, Project, Role
+from llmwiki.models import (
+    ROLE_RANK,
+    AuditEvent,
+    Episode,
+    Export,
+    Membership,
+    Page,
+    Project,
+    Role,
+)
 from llmwiki.services import episode_relabel, project_create
 from reviews.actions import FormState, candidate_approve
 from reviews.conflicts import conflict_resolve
@@ -47,19 +56,51 @@ def _save(run: WizardRun, *fields: str) -> None:
     run.save(update_fields=[*fields, "updated_at"])
 
 
+def start_refusal(user: AbstractBaseUser) -> Refused | None:
+    """Why `user` cannot walk a run, or None when they can.
+
+    Step 1 needs a project the user reviews, or the permission to create one: anyone else
+    would get an empty choice and leave a run that can never go on. A viewer is told the
+    role it takes (403); someone in no project is told nothing about any (404).
+    """
+    if user.has_perm("llmwiki.add_project"):
+        return None
+    roles = list(
+        Membership.objects.filter(user=user)
+        .order_by("project__name")
+        .values_list("role", "project__name")
+    )
+    if any(ROLE_RANK[role] >= ROLE_RANK[Role.REVIEWER] for role, _ in roles):
+        return None
+    if not roles:
+        return Refused("you are not a member of any project", 404)
+    names = ", ".join(name for _, name in roles)
+    return Refused(
+        f"The wizard needs the {Role.REVIEWER} role on a project; you are a "
+        f"{Role.VIEWER} of {names}. Ask a maintainer of the project for the role.",
+        403,
+    )
+
+
 def wizard_start(*, user: AbstractBaseUser) -> WizardRun:
+    """A new run, only for someone who can walk it (`start_refusal`)."""
+    refusal = start_refusal(user)
+    if refusal is not None:
+        raise refusal
     return WizardRun.objects.create(user=user)
 
 
 def wizard_visit(*, run: WizardRun, number: int) -> None:
-    """Remember where the user is, so leaving and coming back resumes here.
+    """Remember how far the user went, so leaving and coming back resumes there.
 
     Seeing a step opens the next one: every step after the first may be passed over (a
     handoff-only run imports nothing), and any step up to the furthest may be revisited.
+    Going back to look at an earlier step does not move where the run resumes.
     """
     reached = min(len(STEPS), number + 1) if run.project_id else run.reached
-    if (run.step, run.reached) != (number, max(run.reached, reached)):
-        run.step, run.reached = number, max(run.reached, reached)
+    step, reached = max(run.step, number), max(run.reached, reached)
+    if (run.step, run.reached) != (step, reached):
+        run.step, run.reached = step, reached
         _save(run, "step", "reached")
 
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import wraps
+from typing import NoReturn
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError
-from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
@@ -115,7 +116,10 @@ def _refused(request: HttpRequest, exc: Refused) -> None:
 def start(request: HttpRequest) -> HttpResponse:
     """The user's runs (resume one) and a button to start a new one."""
     if request.method == "POST":
-        run = services.wizard_start(user=request.user)
+        try:
+            run = services.wizard_start(user=request.user)
+        except Refused as exc:
+            _raise(exc)
         return redirect(step_url(run, "project"))
     if request.method != "GET":
         return HttpResponseNotAllowed(["GET", "POST"])
@@ -127,7 +131,19 @@ def start(request: HttpRequest) -> HttpResponse:
     for run in runs:
         run.resume_url = _resume_url(run)
         run.step_title = STEPS[run.step - 1][2]
-    return render(request, "wizard/start.html", {"runs": runs, "steps": STEPS})
+    refusal = services.start_refusal(request.user)
+    return render(
+        request,
+        "wizard/start.html",
+        {"runs": runs, "steps": STEPS, "refusal": str(refusal) if refusal else ""},
+    )
+
+
+def _raise(refusal: Refused) -> NoReturn:
+    """A refusal as the error page of its status: 404 says nothing, 403 says why."""
+    if refusal.status == 404:
+        raise Http404(str(refusal))
+    raise PermissionDenied(str(refusal))
 
 
 # --- 1. Project and authority boundary ------------------------------------------------------
@@ -135,6 +151,8 @@ def start(request: HttpRequest) -> HttpResponse:
 
 @wizard_step("project")
 def step_project(request: HttpRequest, run: WizardRun) -> HttpResponse:
+    if run.project_id is None and (refusal := services.start_refusal(request.user)):
+        _raise(refusal)  # a run left from before: explain instead of an empty choice
     projects = projects_for(request.user).order_by("name")
     reviewable = [p.pk for p in projects if has_role(request.user, p, Role.REVIEWER)]
     options = {
@@ -266,7 +284,11 @@ def step_proposals(request: HttpRequest, run: WizardRun) -> HttpResponse:
         request,
         run,
         "proposals",
-        {**_sweep_context(sweep), "groups": selectors.proposals_by_page(run) if done else None},
+        {
+            **_sweep_context(sweep),
+            "groups": selectors.proposals_by_page(run) if done else None,
+            "evidence_added": selectors.evidence_added(run) if done else None,
+        },
     )
 
 
