@@ -110,8 +110,6 @@ def get_project_for(user: AbstractBaseUser, slug: str, action: Do = Do.READ) -> 
         raise PermissionDenied(refusal(action, actual, project))
     project.user_role = actual
     project.can = {a.value: may(actual, a) for a in Do}
-    project.can_review = project.can[Do.REVIEW]
-    project.can_maintain = project.can[Do.SETTINGS]
     return project
 
 

@@ -61,7 +61,7 @@ def export_list(request: HttpRequest, slug: str) -> HttpResponse:
     for export in exports:
         export.claim_ids = claim_ids.get(export.pk, [])
         export.downloadable = may_download(project, request.user, export)
-    pending = len(pending_bundle_episodes(project)) if project.can_maintain else 0
+    pending = len(pending_bundle_episodes(project)) if project.can[Do.ACCEPT_BASELINE] else 0
     return render(
         request,
         "reviews/export_list.html",

@@ -30,10 +30,10 @@ from django.views.decorators.vary import vary_on_headers
 from dreaming.models import Candidate, CandidateEvidence, Conflict
 from dreaming.selectors import why_panel
 from llmwiki import wiki
-from llmwiki.access import Labels, get_project_for
+from llmwiki.access import Do, Labels, get_project_for
 from llmwiki.diffs import Row, diff_rows
 from llmwiki.errors import Refused
-from llmwiki.models import AuditEvent, Claim, Page, PageRevision, Project, Role, SecurityClass
+from llmwiki.models import AuditEvent, Claim, Page, PageRevision, Project, SecurityClass
 from llmwiki.pagination import paginate
 from llmwiki.render import render_markdown
 from llmwiki.wiki import (
@@ -109,7 +109,7 @@ def queue_queryset(project: Project, data: dict):
 @vary_on_headers("HX-Request")
 @login_required
 def queue(request: HttpRequest, slug: str) -> HttpResponse:
-    project = get_project_for(request.user, slug, Role.REVIEWER)
+    project = get_project_for(request.user, slug, Do.REVIEW)
     form = QueueFilterForm(request.GET)
     data = form.cleaned_data if form.is_valid() else {}
     page, query = paginate(request, queue_queryset(project, data), QUEUE_PAGE)
@@ -183,7 +183,7 @@ def candidate_context(request: HttpRequest, project: Project, candidate: Candida
 @require_GET
 @login_required
 def candidate_detail(request: HttpRequest, slug: str, candidate_id: int) -> HttpResponse:
-    project = get_project_for(request.user, slug, Role.REVIEWER)
+    project = get_project_for(request.user, slug, Do.REVIEW)
     candidate = get_object_or_404(
         Candidate.objects.select_related("claim", "run"), project=project, pk=candidate_id
     )
@@ -198,7 +198,7 @@ ACTIONS = {"approve", "approve-edit", "reject", "defer", "merge"}
 def candidate_action(
     request: HttpRequest, slug: str, candidate_id: int, action: str
 ) -> HttpResponse:
-    project = get_project_for(request.user, slug, Role.REVIEWER)
+    project = get_project_for(request.user, slug, Do.REVIEW)
     candidate = get_object_or_404(Candidate, project=project, pk=candidate_id)
     form = ActionForm(request.POST)
     if action not in ACTIONS or not form.is_valid():
@@ -349,7 +349,7 @@ def _outcome(conflict: Conflict) -> str:
 
 
 def _resolve(request: HttpRequest, project: Project) -> HttpResponse:
-    project = get_project_for(request.user, project.slug, Role.REVIEWER)
+    project = get_project_for(request.user, project.slug, Do.REVIEW)
     form = ConflictResolveForm(request.POST)
     valid = form.is_valid()
     conflict = get_object_or_404(
@@ -494,7 +494,7 @@ def page_diff(request: HttpRequest, slug: str, key: str) -> HttpResponse:
 @login_required
 def page_rollback(request: HttpRequest, slug: str, key: str) -> HttpResponse:
     """GET asks for confirmation and a reason; POST publishes the chosen revision again."""
-    project = get_project_for(request.user, slug, Role.MAINTAINER)
+    project = get_project_for(request.user, slug, Do.ROLLBACK)
     page = get_page(project, key)
     posted = request.method == "POST"
     # The history page links here with ?revision=N; this page's form posts it with the reason.
@@ -581,7 +581,7 @@ def claim_detail(request: HttpRequest, slug: str, claim_id: int) -> HttpResponse
 @require_POST
 @login_required
 def claim_retract(request: HttpRequest, slug: str, claim_id: int) -> HttpResponse:
-    project = get_project_for(request.user, slug, Role.REVIEWER)
+    project = get_project_for(request.user, slug, Do.REVIEW)
     claim = get_object_or_404(Claim, project=project, pk=claim_id)
     form = RetractForm(request.POST)
     if not form.is_valid():

@@ -5,7 +5,6 @@ from __future__ import annotations
 import html
 import re
 
-import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.template import Context, Template
 from django.urls import reverse
@@ -14,7 +13,7 @@ from dreaming import services as dreaming
 from dreaming.models import Candidate
 from llmwiki.ingest import RawFile, ingest_files
 from llmwiki.labels import label, labels_in
-from llmwiki.models import Episode, Page, Project, Role
+from llmwiki.models import Episode, Page, Role
 from llmwiki.services import membership_set
 from llmwiki.wiki import page_publish
 from tests.conftest import make_user
@@ -203,14 +202,3 @@ def test_a_viewer_is_not_offered_the_import_link_that_would_answer_403(
             f'href="{upload}"'.encode()
             in client.get(reverse("project_home", args=[project.slug])).content
         )
-
-
-@pytest.mark.parametrize(
-    ("role", "shown"),
-    [("viewer", False), ("contributor", True), ("reviewer", True), ("maintainer", True)],
-)
-def test_role_at_least_follows_the_role_ranks(role, shown):
-    project = Project(slug="p", name="P")
-    project.user_role = role
-    rendered = Template('{% load clearance %}{% if p|role_at_least:"contributor" %}yes{% endif %}')
-    assert (rendered.render(Context({"p": project})) == "yes") is shown

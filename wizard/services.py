@@ -16,18 +16,16 @@ from django.utils import timezone
 
 from dreaming import services as dreaming
 from dreaming.models import Candidate, DreamRun
-from llmwiki.access import has_role
+from llmwiki.access import PERMISSIONS, Do, can, may
 from llmwiki.errors import Refused
 from llmwiki.ingest import IngestReport, RawFile, SourceResult, ingest_files
 from llmwiki.models import (
-    ROLE_RANK,
     AuditEvent,
     Episode,
     Export,
     Membership,
     Page,
     Project,
-    Role,
 )
 from llmwiki.services import episode_relabel, project_create
 from reviews.actions import FormState, candidate_approve
@@ -70,14 +68,14 @@ def start_refusal(user: AbstractBaseUser) -> Refused | None:
         .order_by("project__name")
         .values_list("role", "project__name")
     )
-    if any(ROLE_RANK[role] >= ROLE_RANK[Role.REVIEWER] for role, _ in roles):
+    if any(may(role, Do.REVIEW) for role, _ in roles):
         return None
     if not roles:
         return Refused("you are not a member of any project", 404)
-    names = ", ".join(name for _, name in roles)
+    held = ", ".join(f"{role} of {name}" for role, name in roles)
     return Refused(
-        f"The wizard needs the {Role.REVIEWER} role on a project; you are a "
-        f"{Role.VIEWER} of {names}. Ask a maintainer of the project for the role.",
+        f"The wizard needs the {PERMISSIONS[Do.REVIEW]} role on a project; you are "
+        f"{held}. Ask a maintainer of the project for the role.",
         403,
     )
 
@@ -124,7 +122,7 @@ def wizard_choose(
             authority=boundary,
             owner=actor,
         )
-    if project is None or not has_role(actor, project, Role.REVIEWER):
+    if project is None or not can(actor, project, Do.REVIEW):
         raise Refused("choose a project you review or maintain", 403)
     if run.project_id not in (None, project.pk) and run_episodes(run).exists():
         raise Refused(
@@ -201,7 +199,7 @@ def wizard_dream(*, run: WizardRun, action: str, actor: AbstractBaseUser) -> Dre
     "propose" writes candidates (never claims); "preview" writes nothing and says why.
     """
     _require(run, action, actor)
-    if not has_role(actor, run.project, Role.REVIEWER):
+    if not can(actor, run.project, Do.REVIEW):
         raise Refused("starting a sweep needs the reviewer role", 403)
     try:
         sweep = dreaming.dream_request(

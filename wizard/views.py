@@ -24,10 +24,10 @@ from django.views.decorators.vary import vary_on_headers
 
 from dreaming.models import Conflict
 from dreaming.services import PHASES, worker_alive
-from llmwiki.access import get_project_for, has_role, projects_for
+from llmwiki.access import Do, can, get_project_for, projects_for
 from llmwiki.errors import InputError, Refused
 from llmwiki.forms import UploadForm, read_upload
-from llmwiki.models import Episode, Role
+from llmwiki.models import Episode
 from reviews.actions import FormState
 from reviews.forms import ConflictResolveForm
 from wizard import selectors, services
@@ -63,7 +63,7 @@ def wizard_step(slug: str) -> Callable:
                 user=request.user,
             )
             if run.project_id is not None:
-                run.project = get_project_for(request.user, run.project.slug, Role.REVIEWER)
+                run.project = get_project_for(request.user, run.project.slug, Do.REVIEW)
             if not run.may_visit(number):
                 return redirect(_resume_url(run))
             if not (request.htmx and request.method == "GET"):  # a poll is not a visit
@@ -154,7 +154,7 @@ def step_project(request: HttpRequest, run: WizardRun) -> HttpResponse:
     if run.project_id is None and (refusal := services.start_refusal(request.user)):
         _raise(refusal)  # a run left from before: explain instead of an empty choice
     projects = projects_for(request.user).order_by("name")
-    reviewable = [p.pk for p in projects if has_role(request.user, p, Role.REVIEWER)]
+    reviewable = [p.pk for p in projects if can(request.user, p, Do.REVIEW)]
     options = {
         "projects": projects.filter(pk__in=reviewable),
         "can_create": request.user.has_perm("llmwiki.add_project"),

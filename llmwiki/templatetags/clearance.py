@@ -9,7 +9,7 @@ from django.utils.html import conditional_escape, format_html
 from django.utils.safestring import SafeString
 
 from llmwiki import access
-from llmwiki.models import ROLE_RANK, Project
+from llmwiki.models import Project
 
 register = template.Library()
 
@@ -27,11 +27,3 @@ def shown(item: Any, project: Project, text: Any) -> SafeString:
 def withheld(item: Any, project: Project) -> str:
     """Why the caller may not read `item`'s text ("" when they may)."""
     return access.withheld(project, item)
-
-
-@register.filter
-def role_at_least(project: Project, role: str) -> bool:
-    """Does the caller's role on `project` (set by `access.get_project_for`) reach `role`?
-    Links to pages the role would get a 403 from are not shown."""
-    actual = getattr(project, "user_role", None)
-    return actual is not None and ROLE_RANK[actual] >= ROLE_RANK[role]
