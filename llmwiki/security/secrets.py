@@ -6,14 +6,13 @@ written so that no input can make them backtrack super-linearly.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import bisect
 import hashlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from llmwiki.security.randomness import LONE_TOKEN, TOKEN_MIN, random_tokens
 from llmwiki.security.results import SecretFinding
 
 __all__ = ["LONG_RUN_GATE", "find_secrets", "redact"]
@@ -32,7 +31,7 @@ class _Detector:
     not_after: str | None = None
     accept: Callable[[str], bool] | None = None
     hints_lower: bool = False
-    # Token-shaped secrets are at least _TOKEN_MIN characters of [A-Za-z0-9_-] in a row.
+    # Token-shaped secrets are at least TOKEN_MIN characters of [A-Za-z0-9_-] in a row.
     # Their hints are looked for only inside such runs, found once per text at C speed, so
     # ordinary prose (no runs) skips them all and a text with one run checks a few bytes.
     token: bool = True
@@ -40,7 +39,6 @@ class _Detector:
 
 _ALNUM = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _TOKEN_CHARS = _ALNUM + "_-"
-_TOKEN_MIN = 20
 # Character-class checks only need a sample; hostile input can be megabytes long.
 _CLASS_SAMPLE = 4096
 _MAX_ECHO_VALUES = 64
@@ -57,7 +55,7 @@ def _gate_table(chars: str, mark: str) -> bytes:
 
 
 _TOKEN_GATE = _gate_table(_TOKEN_CHARS, "a")
-_TOKEN_RUN_START = b"a" * _TOKEN_MIN
+_TOKEN_RUN_START = b"a" * TOKEN_MIN
 # Base64 characters are a superset of token characters, so one check of this gate tells
 # both the token detectors and the encoded-blob scan whether there is anything to do.
 _B64_CHARS = _ALNUM + "+/_-"
@@ -517,12 +515,12 @@ def _find_spans(
                 keep(start, end, "generic_secret")
 
     if long_gate is None or _TOKEN_RUN_START in long_gate:
-        for start, end in _random_tokens(text):
+        for start, end in random_tokens(text):
             keep(start, end, "random_token")
         # A message that is nothing but one long token is a value pasted on its own, a key
         # more often than anything: a commit hash comes with words ("fixed in 3f9a…").
         bare = text.strip().strip("`'\"")
-        if _LONE_TOKEN.fullmatch(bare) and _accept_letters_and_digits(bare):
+        if LONE_TOKEN.fullmatch(bare) and _accept_letters_and_digits(bare):
             start = text.index(bare)
             keep(start, start + len(bare), "random_token")
 
@@ -541,61 +539,6 @@ def _find_spans(
             keep(pos, pos + len(value), kind)
             pos = text.find(value, pos + len(value))
     return spans
-
-
-# A credential with no known prefix and no "key =" before it: a run of token characters
-# that reads as drawn at random. Judged inside its run of base64 characters: beyond
-# _RANDOM_MAX characters that run is an encoded attachment (the injection scan's
-# encoded-blob risk), not a key, unless it is a path whose segments include a word.
-_B64_RUN = re.compile(rf"[A-Za-z0-9+/=_-]{{{_TOKEN_MIN},}}")
-_TOKEN_PART = re.compile(rf"[A-Za-z0-9_-]{{{_TOKEN_MIN},}}")
-_RANDOM_MAX = 100
-_LONE_TOKEN = re.compile(r"[A-Za-z0-9_-]{24,200}")
-_PATH_WORD = re.compile(r"(?:^|/)[a-z]{2,}(?=/|$)")
-# Letters that read as words: a capitalised or lower-case run of three or more, or an
-# upper-case run of three or more ("ReplacingMergeTree", "user_signup_flow", "HTTP").
-_WORDISH = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{3,}")
-
-
-def looks_random(value: str) -> bool:
-    """Does this token read as drawn at random, as keys and tokens are?
-
-    It needs two each of upper-case letters, lower-case letters and digits (a hex hash,
-    a slug or an id in one case has no such mix), fewer than 60 % of its characters in
-    word-like runs (identifiers such as "HttpClientV2RetryPolicy" are mostly words; a
-    string drawn from the 62 alphanumerics has a third, and above 60 % about 1 in 100 at
-    24 characters), and no decoding as base64 into text (an encoded message, which the
-    injection scan reads).
-    """
-    upper = sum(c.isupper() for c in value)
-    lower = sum(c.islower() for c in value)
-    digits = sum(c.isdigit() for c in value)
-    if min(upper, lower, digits) < 2:
-        return False
-    worded = sum(len(w) for w in _WORDISH.findall(value))
-    return worded < 0.6 * len(value) and not _decodes_to_text(value)
-
-
-def _decodes_to_text(value: str) -> bool:
-    padded = value + "=" * (-len(value) % 4)
-    try:
-        data = base64.b64decode(padded.replace("-", "+").replace("_", "/"), validate=True)
-    except (binascii.Error, ValueError):
-        return False
-    printable = sum(32 <= b < 127 or b in (9, 10, 13) for b in data)
-    return len(data) >= 12 and printable >= 0.9 * len(data)
-
-
-def _random_tokens(text: str) -> list[tuple[int, int]]:
-    out = []
-    for run in _B64_RUN.finditer(text):
-        start, chunk = run.start(), run.group()
-        if len(chunk) > _RANDOM_MAX and not _PATH_WORD.search(chunk):
-            continue
-        for part in _TOKEN_PART.finditer(chunk):
-            if len(part.group()) <= _RANDOM_MAX and looks_random(part.group()):
-                out.append((start + part.start(), start + part.end()))
-    return out
 
 
 def redact(text: str, spans: list[tuple[int, int, str]]) -> tuple[str, tuple[SecretFinding, ...]]:
