@@ -30,7 +30,20 @@ class TokenAuth(HttpBearer):
         return token_authenticate(token)
 
 
-api = NinjaAPI(
+class Api(NinjaAPI):
+    """NinjaAPI whose schema is finished by hooks when it is asked for: a vocabulary that
+    is declared as data elsewhere (the review actions) is listed as it is then."""
+
+    schema_hooks: list
+
+    def get_openapi_schema(self, **kwargs: Any):
+        schema = super().get_openapi_schema(**kwargs)
+        for hook in self.schema_hooks:
+            hook(schema)
+        return schema
+
+
+api = Api(
     title="llmwiki API",
     version="1",
     description=(
@@ -41,6 +54,7 @@ api = NinjaAPI(
     auth=TokenAuth(),
     urls_namespace="api",
 )
+api.schema_hooks = []
 
 
 def error(request: HttpRequest, status: int, message: str, **extra: Any) -> HttpResponse:

@@ -11,6 +11,7 @@ from ninja import Field, Query, Schema, Status
 from api import operations, reading, recall
 from api.core import PAGE_DEFAULT, api, caller, page_window
 from api.models import ApiToken
+from dreaming import review_actions
 from llmwiki.errors import InputError
 from llmwiki.record import (
     EVENT_MAX_AGENT_CHARS,
@@ -95,24 +96,31 @@ class ReviewIn(Schema):
     claim: int | None = Field(None, description="merge: the approved claim to merge into")
 
 
-@api.post(
-    f"{P}/candidates/{{candidate_id}}/{{action}}",
-    response={200: dict, **WRITE_ERRORS},
-    tags=["review"],
-)
-def review(
-    request: HttpRequest,
-    slug: str,
-    candidate_id: int,
-    action: Literal["approve", "reject", "defer", "merge"],
-    payload: ReviewIn,
-):
-    """Approve, reject, defer or merge through the review gates, as the token's creator (review).
+REVIEW_PATH = f"{P}/candidates/{{candidate_id}}/{{action}}"
 
-    A candidate or page that changed since you read it is refused with 409, as on the web.
+
+@api.post(REVIEW_PATH, response={200: dict, **WRITE_ERRORS}, tags=["review"])
+def review(request: HttpRequest, slug: str, candidate_id: int, action: str, payload: ReviewIn):
+    """A review action through the review gates, as the token's creator (review).
+
+    `action` is one of the review actions (the schema lists them). A candidate or page that
+    changed since you read it is refused with 409, as on the web.
     """
     who = caller(request, slug, None)
     return operations.review(who, candidate_id, action, payload.dict())
+
+
+def _review_actions_in_schema(schema: dict) -> None:
+    """The `action` parameter lists the review actions registered now, each described."""
+    operation = schema["paths"]["/api" + REVIEW_PATH]["post"]
+    listed = review_actions.all_actions(everywhere_only=True)
+    for parameter in operation["parameters"]:
+        if parameter["name"] == "action":
+            parameter["schema"]["enum"] = [a.name for a in listed]
+    operation["description"] += "\n\n" + "\n".join(f"- `{a.name}`: {a.help}" for a in listed)
+
+
+api.schema_hooks.append(_review_actions_in_schema)
 
 
 # --- Dreaming -----------------------------------------------------------------------------

@@ -14,12 +14,13 @@ from django.db.models import Prefetch
 
 from api.models import ApiToken
 from api.services import Caller, NotFound, paged, write_allowed
+from dreaming import review_actions
 from dreaming.models import Candidate, CandidateEvidence, DreamRun
 from dreaming.selectors import candidate_document
 from dreaming.services import DreamBusy, dream_request
 from llmwiki.access import withheld
 from llmwiki.errors import InputError, Refused, refuse_unstorable
-from llmwiki.models import AuditEvent, Claim
+from llmwiki.models import AuditEvent
 from llmwiki.record import episode_record
 from reviews import actions
 
@@ -122,57 +123,40 @@ def candidate_get(caller: Caller, candidate_id: int) -> dict[str, Any]:
     return document
 
 
-REVIEW_ACTIONS = ("approve", "reject", "defer", "merge")
-
-
 def review(caller: Caller, candidate_id: int, action: str, body: dict[str, Any]) -> dict[str, Any]:
-    """One review decision through `reviews.actions`, as the person the token acts for."""
+    """One review action of `dreaming.review_actions`, as the person the token acts for."""
     # Counted before anything is checked: a refusal writes an audit row, so a flood of
     # refused attempts is writes too.
     write_allowed(caller.token)
     candidate = Candidate.objects.filter(project=caller.project, pk=candidate_id).first()
     if candidate is None:
         raise NotFound(f"no candidate #{candidate_id} in {caller.project.slug}")
-    if action not in REVIEW_ACTIONS:
-        raise NotFound(f"no review action {action!r}; one of {', '.join(REVIEW_ACTIONS)}")
+    spec = review_actions.get(action)
+    if spec is None or not spec.everywhere:
+        names = ", ".join(a.name for a in review_actions.all_actions(everywhere_only=True))
+        raise NotFound(f"no review action {action!r}; one of {names}")
     if not caller.token.allows(Scope.REVIEW):
         refusal = f"{action}: this needs an API token with the review scope"
         AuditEvent.record(actor=caller.actor(), action="review.denied", obj=candidate, note=refusal)
         raise Refused(refusal, 403)
     for field in ("note", "edited_text", "section"):
         refuse_unstorable(field, body.get(field))
+    edited = body.get("edited_text")
+    decision = review_actions.Decision(
+        note=body.get("note") or "",
+        edited_text=edited,
+        as_edited=edited is not None,  # an agent sends a text only to approve it as edited
+        section=body.get("section"),
+        claim_id=body.get("claim"),
+        sensitive_confirmed=bool(body.get("sensitive_confirmed")),
+    )
     seen = actions.FormState(body["candidate_version"], body.get("page_revision_id"))
-    reviewer, note = caller.user, body.get("note") or ""
-    if action == "approve":
-        edited = body.get("edited_text")
-        claim = actions.candidate_approve(
-            candidate=candidate,
-            reviewer=reviewer,
-            seen=seen,
-            edited_text=edited,
-            as_edited=edited is not None,
-            section=body.get("section"),
-            note=note,
-            sensitive_confirmed=bool(body.get("sensitive_confirmed")),
-        )
-        return {"candidate_id": candidate.pk, "status": "approved", "claim_id": claim.pk}
-    if action == "merge":
-        target = Claim.objects.filter(project=caller.project, pk=body.get("claim") or 0).first()
-        claim = actions.candidate_merge(
-            candidate=candidate,
-            reviewer=reviewer,
-            seen=seen,
-            claim=target,
-            note=note,
-            sensitive_confirmed=bool(body.get("sensitive_confirmed")),
-        )
-        return {"candidate_id": candidate.pk, "status": "merged", "claim_id": claim.pk}
-    if action == "reject":
-        actions.candidate_reject(candidate=candidate, reviewer=reviewer, seen=seen, reason=note)
-    else:
-        actions.candidate_defer(candidate=candidate, reviewer=reviewer, seen=seen, note=note)
-    candidate.refresh_from_db(fields=["status"])
-    return {"candidate_id": candidate.pk, "status": candidate.status, "claim_id": None}
+    outcome = candidate.on_action(spec.name, caller.user, seen, decision)
+    return {
+        "candidate_id": candidate.pk,
+        "status": outcome.status,
+        "claim_id": outcome.claim.pk if outcome.claim is not None else None,
+    }
 
 
 # --- Dreaming -----------------------------------------------------------------------------

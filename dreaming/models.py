@@ -12,6 +12,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.functional import cached_property
 
+from dreaming import review_actions
 from dreaming.engine.policy import SIGNALS
 from llmwiki import access
 from llmwiki.models import AuditEvent, Claim, Episode, Page, Project, SecurityClass
@@ -201,15 +202,18 @@ class Candidate(models.Model):
         return Page.objects.filter(project=self.project_id, key=self.page_target).first()
 
     def get_actions(self, user: AbstractBaseUser | AnonymousUser) -> list[str]:
-        """Which buttons the user gets (Wagtail's get_actions): none when refused anyway."""
-        if not self.is_open or not access.can(user, self.project, access.Do.REVIEW):
-            return []
-        if self.is_sensitive and not access.can(user, self.project, access.Do.DECIDE_SENSITIVE):
-            return []
-        actions = ["approve", "approve-edit", "reject", "merge"]
-        if self.status != self.Status.DEFERRED:
-            actions.append("defer")
-        return actions
+        """The review actions the user may take now (Wagtail's get_actions): the names of
+        `dreaming.review_actions`, none when they would be refused anyway."""
+        return [a.name for a in review_actions.offered_to(self, user)]
+
+    def on_action(
+        self, name: str, user: AbstractBaseUser, seen: Any, decision: review_actions.Decision
+    ) -> review_actions.Outcome:
+        """Take the review action `name` (Wagtail's on_action), through its gates."""
+        action = review_actions.get(name)
+        if action is None:
+            raise LookupError(f"no review action {name!r}")
+        return action.perform(self, user, seen, decision)
 
     def signal_rows(self, policy: Policy) -> list[SignalRow]:
         """The score broken down per signal under `policy`'s weights, in signal order."""

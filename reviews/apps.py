@@ -5,5 +5,6 @@ class ReviewsConfig(AppConfig):
     name = "reviews"
 
     def ready(self) -> None:
-        # Each registers with llmwiki: what OPEN_QUESTIONS lists, the erasure step.
-        from reviews import conflicts, erasure  # noqa: F401
+        # Each registers with the app below: what OPEN_QUESTIONS lists, the erasure step,
+        # the review actions.
+        from reviews import conflicts, erasure, registry  # noqa: F401

@@ -27,6 +27,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
+from dreaming import review_actions
 from dreaming.models import Candidate, CandidateEvidence, Conflict
 from dreaming.selectors import why_panel
 from llmwiki import wiki
@@ -161,6 +162,7 @@ def approval_diff(candidate: Candidate, page: Page | None, project: Project) -> 
 
 def candidate_context(request: HttpRequest, project: Project, candidate: Candidate) -> dict:
     page = candidate.page_for()
+    offered = review_actions.offered_to(candidate, request.user)
     return {
         "project": project,
         "nav": "review",
@@ -169,7 +171,8 @@ def candidate_context(request: HttpRequest, project: Project, candidate: Candida
         "page": page,
         "diff": approval_diff(candidate, page, project),
         "reviews": Review.objects.filter(candidate=candidate).select_related("reviewer"),
-        "actions": candidate.get_actions(request.user),
+        "actions": offered,
+        "fields": {f for a in offered for f in a.fields},
         "seen": actions.form_state(candidate),
         "sections": page_sections(page) if page else [],
         "general_section": GENERAL_SECTION,
@@ -190,73 +193,34 @@ def candidate_detail(request: HttpRequest, slug: str, candidate_id: int) -> Http
     return render(request, "reviews/candidate.html", candidate_context(request, project, candidate))
 
 
-ACTIONS = {"approve", "approve-edit", "reject", "defer", "merge"}
-
-
 @require_POST
 @login_required
 def candidate_action(
     request: HttpRequest, slug: str, candidate_id: int, action: str
 ) -> HttpResponse:
+    """Any review action of `dreaming.review_actions`, posted from the candidate panel."""
     project = get_project_for(request.user, slug, Do.REVIEW)
     candidate = get_object_or_404(Candidate, project=project, pk=candidate_id)
     form = ActionForm(request.POST)
-    if action not in ACTIONS or not form.is_valid():
+    if review_actions.get(action) is None or not form.is_valid():
         return _refused(request, project, candidate, "the form was incomplete; reload it", 400)
-    data, seen = form.cleaned_data, form.seen()
+    data = form.cleaned_data
+    decision = review_actions.Decision(
+        note=data["note"],
+        # The text box always posts: a plain Approve must not drop an edit in it.
+        edited_text=data["edited_text"] if "edited_text" in request.POST else None,
+        section=data["section"] if "section" in request.POST else None,
+        claim_id=data["claim"],
+        sensitive_confirmed=data["sensitive_confirmed"],
+    )
     try:
-        if action in {"approve", "approve-edit"}:
-            claim = actions.candidate_approve(
-                candidate=candidate,
-                reviewer=request.user,
-                seen=seen,
-                # The text box always posts: a plain Approve must not drop an edit in it.
-                edited_text=data["edited_text"] if "edited_text" in request.POST else None,
-                as_edited=action == "approve-edit",
-                section=data["section"] if "section" in request.POST else None,
-                note=data["note"],
-                sensitive_confirmed=data["sensitive_confirmed"],
-            )
-            messages.success(request, _approved_message(claim, seen))
-        elif action == "reject":
-            actions.candidate_reject(
-                candidate=candidate, reviewer=request.user, seen=seen, reason=data["note"]
-            )
-            messages.success(request, f"Rejected candidate #{candidate.pk}.")
-        elif action == "defer":
-            actions.candidate_defer(
-                candidate=candidate, reviewer=request.user, seen=seen, note=data["note"]
-            )
-            messages.success(request, f"Deferred candidate #{candidate.pk}.")
-        else:
-            target = actions.candidate_merge(
-                candidate=candidate,
-                reviewer=request.user,
-                seen=seen,
-                claim=Claim.objects.filter(project=project, pk=data["claim"] or 0).first(),
-                note=data["note"],
-                sensitive_confirmed=data["sensitive_confirmed"],
-            )
-            messages.success(request, f"Merged into claim {target.pk}.")
+        outcome = candidate.on_action(action, request.user, form.seen(), decision)
     except services.ReviewRefused as refused:
-        edited = data.get("edited_text") if action.startswith("approve") else None
+        reads_text = "edited_text" in review_actions.get(action).fields
+        edited = decision.edited_text if reads_text else None
         return _refused(request, project, candidate, str(refused), refused.status, edited)
+    messages.success(request, outcome.message)
     return redirect(_next_in_queue(request, project, candidate))
-
-
-def _approved_message(claim: Claim, seen: actions.FormState) -> str:
-    """The confirmation; it says so when the approval was re-based onto a newer revision."""
-    published = claim.page.current_revision
-    message = f"Approved: claim {claim.pk} on {claim.page.key}."
-    if published is not None and published.parent_id != seen.page_revision_id:
-        was = PageRevision.objects.filter(pk=seen.page_revision_id).first()
-        message += (
-            f" The page had changed since you opened the candidate"
-            f" (you saw {f'r{was.number}' if was else 'no revision'}; others published up to "
-            f"r{published.number - 1}) but not in the claim's section, so it was added to the "
-            f"current page as r{published.number}."
-        )
-    return message
 
 
 def _refused(

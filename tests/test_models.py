@@ -157,7 +157,7 @@ def test_a_candidate_finds_its_target_page(candidate, project):
 
 def test_a_candidate_offers_actions_by_role_status_and_sensitivity(candidate, alice, bob, carol):
     assert candidate.get_actions(carol) == []
-    assert candidate.get_actions(bob) == ["approve", "approve-edit", "reject", "merge", "defer"]
+    assert candidate.get_actions(bob) == ["approve", "approve-edit", "reject", "defer", "merge"]
     candidate.flags = ["pii:email"]
     assert candidate.get_actions(bob) == []
     assert "approve" in candidate.get_actions(alice)

@@ -1,6 +1,6 @@
 // Keyboard shortcuts. Queue: j/k move, Enter opens, / focuses the filters.
-// Candidate page: Shift+A approve, Shift+D defer, Shift+R write a reason then reject
-// (a capital letter, so a stray keystroke never decides anything).
+// Candidate page: Shift+<the action's key> presses its button (a capital letter, so a
+// stray keystroke never decides anything); an action that needs a reason asks for it first.
 (function () {
   "use strict";
   let index = -1;
@@ -18,16 +18,20 @@
     if (tag === "input" || tag === "textarea" || tag === "select" || e.ctrlKey || e.metaKey || e.altKey) return;
     if (e.key === "j") { select(index + 1); e.preventDefault(); }
     else if (e.key === "k") { select(index - 1); e.preventDefault(); }
-    else if (e.key === "A" || e.key === "D") {
-      const action = e.key === "A" ? "approve" : "defer";
-      // Shift+A presses whichever approve button is showing: "Approve as edited" after an edit.
-      const buttons = document.querySelectorAll('#review-form button[data-action^="' + action + '"]');
+    else if (/^[A-Z]$/.test(e.key)) {
+      // Each action's key comes from the server's registry (data-key); Shift+A presses
+      // whichever approve button is showing, "Approve as edited" after an edit.
+      const buttons = document.querySelectorAll('#review-form button[data-key="' + e.key + '"]');
       const button = Array.from(buttons).find(function (b) { return !b.hidden; });
-      if (button) { e.preventDefault(); button.click(); }
-    }
-    else if (e.key === "R") {
+      if (!button) return;
+      e.preventDefault();
       const note = document.getElementById("id_note");
-      if (note) { e.preventDefault(); note.focus(); note.placeholder = "Reason, then press the Reject button"; }
+      if (button.hasAttribute("data-needs-note") && note && !note.value.trim()) {
+        note.focus();
+        note.placeholder = "Reason, then press the " + button.textContent + " button";
+      } else {
+        button.click();
+      }
     }
     else if (e.key === "/") {
       const first = document.querySelector("#queue-filters select, #queue-filters input");
