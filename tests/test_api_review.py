@@ -116,9 +116,10 @@ def test_merge_into_an_approved_claim(client, dreamed, staging, review_token, al
 def test_an_unknown_action_or_candidate_is_refused(client, dreamed, staging, review_token):
     body = seen(client, dreamed, staging, review_token)
     unknown = act(client, dreamed, staging, "promote", review_token, **body)
-    assert unknown.status_code == 404 and "one of approve, reject, defer, merge" in unknown.json()[
-        "message"
-    ]
+    assert (
+        unknown.status_code == 404
+        and "one of approve, reject, defer, merge" in unknown.json()["message"]
+    )
     missing = post(client, url(dreamed, "candidates/999999/approve"), body, review_token)
     assert missing.status_code == 404
     assert act(client, dreamed, staging, "approve", review_token).status_code == 422
