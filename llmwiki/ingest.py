@@ -375,19 +375,19 @@ class _Job(NamedTuple):
 
 
 def _scanned(draft: EpisodeDraft) -> Scanned:
-    """The gate's scan of a draft's content, and of every other text it carries.
+    """The gate's scan of a draft's content, and of the other text it carries from the file.
 
-    Names, channels and ids in the locator and tags come from the source as much as the
-    content does, and the cut tail of a long tool output is where a pasted credential
-    hides; their secrets are redacted and flag the episode like the content's.
+    Speaker names and tags come from the source as much as the content does, and the cut
+    tail of a long tool output is where a pasted credential hides; their secrets are
+    redacted and flag the episode like the content's. Locators are not scanned: they hold
+    session, message and call ids that read as random tokens.
     """
-    meta = screen([draft.actor, draft.locator, list(draft.tags), draft.omitted])
+    meta = screen([draft.actor, list(draft.tags), draft.omitted])
     if not meta.secrets:
-        # Only secrets count here: a Message-ID reads like an e-mail address, and flagging
-        # every e-mail as personal data over its id would hide the whole mailbox.
         return Scanned.of(draft)
-    actor, locator, tags, _ = meta.value
-    draft = replace(draft, actor=actor, locator=locator, tags=tuple(tags))
+    actor, tags, _ = meta.value
+    draft = replace(draft, actor=actor, tags=tuple(tags))
+    # Only secrets count here: personal data in a cut tail is not stored anywhere.
     secrets = frozenset(f for f in meta.flags if f.startswith("secret:"))
     return Scanned.of(draft).including(meta._replace(flags=secrets))
 
