@@ -43,10 +43,12 @@ def _branch(conversation: dict, where: str) -> list[tuple[str, dict]]:
         roots = [k for k, n in mapping.items() if isinstance(n, dict) and not n.get("parent")]
         node_id = roots[0] if roots else None
         while node_id is not None:
-            children = mapping.get(node_id, {}).get("children") or []
-            if not isinstance(children, list) or not children or children[-1] not in mapping:
+            node = mapping.get(node_id)
+            children = node.get("children") if isinstance(node, dict) else None
+            last = children[-1] if isinstance(children, list) and children else None
+            if not isinstance(last, str) or last not in mapping:
                 break
-            node_id = children[-1]
+            node_id = last
     path: list[tuple[str, dict]] = []
     seen: set[str] = set()
     while isinstance(node_id, str) and node_id in mapping:

@@ -42,7 +42,7 @@ def sniff(value: object) -> bool:
     """A Claude Code line: a known `type` with a session or message id beside it."""
     return (
         isinstance(value, dict)
-        and value.get("type") in LINE_TYPES
+        and text(value.get("type")) in LINE_TYPES
         and any(k in value for k in ("sessionId", "leafUuid", "uuid", "messageId"))
         and "payload" not in value
     )
@@ -70,7 +70,7 @@ def parse_claude_code(file: TextFile) -> list[EpisodeDraft]:
     """Turn a Claude Code session into chat turns and tool_call episodes."""
     drafts: list[EpisodeDraft] = []
     for row, line in jsonl_objects(file):
-        if row.get("type") not in _CONVERSATION or row.get("isMeta") is True:
+        if text(row.get("type")) not in _CONVERSATION or row.get("isMeta") is True:
             continue
         message = row.get("message")
         if not isinstance(message, dict):
@@ -102,7 +102,7 @@ def parse_claude_code(file: TextFile) -> list[EpisodeDraft]:
         for block in blocks:
             if not isinstance(block, dict):
                 continue
-            kind = block.get("type")
+            kind = text(block.get("type"))
             if kind == "text":
                 body, omitted = text(block.get("text")), ""
                 episode_kind = "chat_turn"

@@ -40,13 +40,13 @@ def sniff(value: object) -> bool:
     """A rollout line: a typed {timestamp, type, payload}, or the legacy session header."""
     if not isinstance(value, dict):
         return False
-    if value.get("type") in _WRAPPED and isinstance(value.get("payload"), dict):
+    if text(value.get("type")) in _WRAPPED and isinstance(value.get("payload"), dict):
         return "timestamp" in value
     return "instructions" in value and "id" in value and "timestamp" in value
 
 
 def _item_text(item: dict) -> str:
-    kind = item.get("type")
+    kind = text(item.get("type"))
     if kind == "message":
         parts = item.get("content")
         if isinstance(parts, str):
@@ -80,7 +80,7 @@ def parse_codex(file: TextFile) -> list[EpisodeDraft]:
     drafts: list[EpisodeDraft] = []
     session = ""
     for row, line in jsonl_objects(file):
-        kind = row.get("type")
+        kind = text(row.get("type"))
         if kind in _WRAPPED:
             item = row.get("payload")
             if not isinstance(item, dict):
@@ -94,7 +94,7 @@ def parse_codex(file: TextFile) -> list[EpisodeDraft]:
             continue
         if kind != "response_item":
             continue
-        item_kind = item.get("type")
+        item_kind = text(item.get("type"))
         role = text(item.get("role"))
         if item_kind == "message":
             episode_kind = "chat_turn"
