@@ -22,7 +22,10 @@ FOLDER = "memory-bank"
 ROLES: dict[str, tuple[str, tuple[str, str] | None]] = {
     "projectbrief": ("note", None),
     "productcontext": ("note", None),
-    "activecontext": ("note", ("working", "importer label: memory-bank activeContext (work in progress)")),
+    "activecontext": (
+        "note",
+        ("working", "importer label: memory-bank activeContext (work in progress)"),
+    ),
     "systempatterns": ("note", None),
     "techcontext": ("note", None),
     "progress": ("log_entry", None),
