@@ -33,6 +33,7 @@ from dreaming.models import (
     DreamRun,
     WorkerHeartbeat,
 )
+from llmwiki.importers import registry
 from llmwiki.models import (
     SECURITY_RANK,
     AuditEvent,
@@ -53,7 +54,7 @@ LEASE = timedelta(seconds=settings.Q_CLUSTER["timeout"] + 60)
 MAX_ATTEMPTS = 3
 RECALL_WINDOW = timedelta(days=90)
 HEARTBEAT_STALE = timedelta(minutes=3)
-SOURCE_TRUST = {"bundle": 1.0, "vault": 0.8, "note": 0.8, "daily_log": 0.6, "transcript": 0.5}
+SOURCE_TRUST = registry.SOURCE_TRUST
 TRUST_LABEL = {Episode.Trust.APPROVED: 1.0, Episode.Trust.REVIEWED: 0.9}
 PHASES = ("light", "rem", "deep", "settle")
 

@@ -17,6 +17,7 @@ import zlib
 from dataclasses import dataclass, field
 
 from llmwiki.errors import InputError
+from llmwiki.importers.registry import SUFFIXES
 
 __all__ = [
     "DEFAULT",
@@ -45,9 +46,8 @@ class Limits:
     # Tiny files of repeated characters compress far beyond 100:1 and are harmless; the
     # ratio only says "bomb" once the expanded size is large enough to matter.
     ratio_min_bytes: int = 64 * KiB
-    allowed_suffixes: frozenset[str] = field(
-        default=frozenset({".md", ".markdown", ".txt", ".json", ".jsonl"})
-    )
+    # What some importer reads: declared once, in the importer registry.
+    allowed_suffixes: frozenset[str] = field(default=SUFFIXES)
 
 
 DEFAULT = Limits()

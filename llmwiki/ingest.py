@@ -26,8 +26,8 @@ from llmwiki import archives, versions
 from llmwiki.blobs import blob_discard, blob_write_many
 from llmwiki.bulk import bulk_insert
 from llmwiki.errors import InputError
-from llmwiki.gate import Scanned, gate, mb
-from llmwiki.importers import detect, safejson
+from llmwiki.gate import Scanned, gate, mb, screen
+from llmwiki.importers import detect, registry, safejson
 from llmwiki.importers.base import EpisodeDraft, TextFile
 from llmwiki.models import AuditEvent, Episode, Project, Source, sha256_hex
 from llmwiki.security.raw import redacted_file
@@ -35,9 +35,9 @@ from llmwiki.security.raw import redacted_file
 log = logging.getLogger(__name__)
 
 # Importers that read a whole tree at once; every other importer takes one file at a time.
-TREE_IMPORTERS = {"bundle", "vault"}
+TREE_IMPORTERS = registry.TREE
 # A starter bundle is reviewed memory exported from a governed wiki; the rest is draft.
-TRUST_BY_IMPORTER = {"bundle": Episode.Trust.REVIEWED}
+TRUST_BY_IMPORTER = {name: Episode.Trust.REVIEWED for name in registry.REVIEWED}
 SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv"}
 
 
@@ -124,6 +124,7 @@ def limits() -> archives.Limits:
         max_file_bytes=settings.LLMWIKI_MAX_FILE_BYTES,
         max_upload_bytes=settings.LLMWIKI_MAX_UPLOAD_BYTES,
         max_entry_uncompressed=settings.LLMWIKI_MAX_FILE_BYTES,
+        allowed_suffixes=registry.SUFFIXES,
     )
 
 
@@ -156,10 +157,12 @@ def ingest_files(
     importer: str | None = None,
     workers: int = 1,
     wizard_run_id: int | None = None,
+    columns: dict[str, str] | None = None,
 ) -> IngestReport:
     """Gate and store `files` into `project`; see the module docstring.
 
-    `wizard_run_id` marks the new episodes as that wizard run's material.
+    `wizard_run_id` marks the new episodes as that wizard run's material; `columns`
+    names the time, actor and text columns of CSV files ({"text": "What", …}).
 
     `workers` > 1 lets a big import parse in that many processes (command line and tasks
     only: see `PARALLEL_MIN_BYTES`).
@@ -171,10 +174,13 @@ def ingest_files(
             "upload",
             f"{mb(total)} in all, over the {mb(lim.max_upload_bytes)} limit per upload",
         )
-    if importer is not None and importer not in detect.IMPORTERS:
-        raise InputError(
-            "--importer", f"unknown importer {importer!r}; choose {', '.join(detect.IMPORTERS)}"
-        )
+    if importer is not None:
+        if detect.canonical(importer) not in detect.IMPORTERS:
+            raise InputError(
+                "--importer",
+                f"unknown importer {importer!r}; choose {', '.join(sorted(detect.IMPORTERS))}",
+            )
+        importer = detect.canonical(importer)
 
     report = IngestReport()
     units = _drop_repeats(_plan_units(files, importer, lim, report), report)
@@ -187,7 +193,7 @@ def ingest_files(
         else:
             todo.append(unit)
     ready: list[_Unit] = []
-    for unit, outcome in zip(todo, _analyse_all(todo, workers), strict=True):
+    for unit, outcome in zip(todo, _analyse_all(todo, workers, columns), strict=True):
         if isinstance(outcome, InputError):
             for m in unit.members:
                 report.sources.append(
@@ -216,26 +222,39 @@ def _plan_units(
             plain[f.path] = f
     if not plain:
         return units
-    groups = [(importer, list(plain))] if importer else detect.plan(list(plain))
-    for name, paths in groups:
+    # Skipped and unsupported files are known by their path: they are never decoded (a
+    # binary under .git/ is skipped, not refused as "not UTF-8").
+    by_path = [] if importer else detect.route(list(plain)).groups
+    for name, paths in by_path:
         if name == detect.SKIPPED:
             report.skipped.extend(paths)
-            continue
-        if name == detect.UNSUPPORTED:
+        elif name == detect.UNSUPPORTED:
             for p in paths:
                 report.sources.append(_rejected(plain[p], f"{p}: {detect.rejection_reason(p)}"))
+    outside = {p for name, paths in by_path if name in (detect.SKIPPED, detect.UNSUPPORTED)
+               for p in paths}  # fmt: skip
+    texts: dict[str, TextFile] = {}
+    for p, raw in plain.items():
+        if p in outside:
             continue
-        members = []
-        for p in paths:
-            raw = plain[p]
-            try:
-                text = archives.decode_text(p, raw.data, lim)
-                if not text.strip():
-                    raise InputError(p, "the file is empty: nothing to import")
-            except InputError as exc:
-                report.sources.append(_rejected(raw, str(exc)))
-                continue
-            members.append(_member(raw, [TextFile(p, text)]))
+        try:
+            text = archives.decode_text(p, raw.data, lim)
+            if not text.strip():
+                raise InputError(p, "the file is empty: nothing to import")
+        except InputError as exc:
+            report.sources.append(_rejected(raw, str(exc)))
+            continue
+        texts[p] = TextFile(p, text)
+    if importer:
+        groups = [(importer, list(texts))]
+    else:
+        # Now by content too: each JSON file is sniffed for the export it is.
+        routing = detect.route(list(texts.values()))
+        for p, reason in routing.refused.items():
+            report.sources.append(_rejected(plain[p], f"{p}: {reason}"))
+        groups = routing.groups
+    for name, paths in groups:
+        members = [_member(plain[p], [texts[p]]) for p in paths]
         if name in TREE_IMPORTERS:
             if members:
                 units.append(_Unit(name, members))
@@ -279,9 +298,16 @@ def _zip_unit(raw: RawFile, lim: archives.Limits, importer: str | None) -> _Unit
     texts = [
         TextFile(name, text) for name, text in archives.read_zip_texts(raw.path, raw.data, lim)
     ]
-    groups = (
-        [(importer, [t.path for t in texts])] if importer else detect.plan([t.path for t in texts])
-    )
+    if importer:
+        groups = [(importer, [t.path for t in texts])]
+    else:
+        routing = detect.route(texts)
+        if routing.refused:
+            entry, reason = next(iter(routing.refused.items()))
+            more = len(routing.refused) - 1
+            also = f" (and {more} more entries refused)" if more else ""
+            raise InputError(f"{raw.path}!{entry}", f"{reason}{also}")
+        groups = routing.groups
     names = {g for g, _ in groups}
     if detect.UNSUPPORTED in names:
         bad = next(paths for g, paths in groups if g == detect.UNSUPPORTED)
@@ -331,31 +357,70 @@ class _Job(NamedTuple):
     importer: str
     groups: list[tuple[str, list[str]]] | None
     members: list[tuple[int, str, list[TextFile]]]  # (index in the unit, path, texts)
+    # A tree importer reads the whole tree (a Slack export's users.json names the people
+    # of every channel file), even the members already imported.
+    tree: tuple[TextFile, ...] = ()
+    options: dict[str, Any] | None = None  # for the importers that take them (CSV columns)
 
     @classmethod
-    def of(cls, unit: _Unit) -> _Job:
+    def of(cls, unit: _Unit, columns: dict[str, str] | None = None) -> _Job:
+        tree = unit.groups is None and unit.importer in TREE_IMPORTERS
         return cls(
             unit.importer,
             unit.groups,
             [(i, m.path, m.texts) for i, m in enumerate(unit.members) if not m.existing],
+            tuple(t for m in unit.members for t in m.texts) if tree else (),
+            {"columns": columns} if columns else None,
         )
+
+
+def _scanned(draft: EpisodeDraft) -> Scanned:
+    """The gate's scan of a draft's content, and of the other text it carries from the file.
+
+    Speaker names and tags come from the source as much as the content does, and the cut
+    tail of a long tool output is where a pasted credential hides; their secrets are
+    redacted and flag the episode like the content's. Locators are not scanned: they hold
+    session, message and call ids that read as random tokens.
+    """
+    meta = screen([draft.actor, list(draft.tags), draft.omitted])
+    if not meta.secrets:
+        return Scanned.of(draft)
+    actor, tags, _ = meta.value
+    draft = replace(draft, actor=actor, tags=tuple(tags))
+    # Only secrets count here: personal data in a cut tail is not stored anywhere.
+    secrets = frozenset(f for f in meta.flags if f.startswith("secret:"))
+    return Scanned.of(draft).including(meta._replace(flags=secrets))
 
 
 def _analyse(job: _Job) -> _Analysed | InputError:
     """Parse a unit's new members and scan every draft; bad input is returned, not raised."""
     out: _Analysed = []
+    if job.tree:
+        owner = {path: index for index, path, _ in job.members}
+        try:
+            drafts = detect.parse(job.importer, list(job.tree), **(job.options or {}))
+        except InputError as exc:
+            return exc
+        except RecursionError:
+            return InputError(job.tree[0].path, str(safejson.TooDeep()))
+        for d in drafts:
+            index = owner.get(d.locator.get("path"))
+            if index is not None:  # drafts of members imported before are not new
+                out.append((index, _scanned(d)))
+        return out
     for index, path, texts in job.members:
         try:
             if job.groups is None:
-                drafts = detect.parse(job.importer, texts)
+                drafts = detect.parse(job.importer, texts, **(job.options or {}))
             else:
                 by_path = {t.path: t for t in texts}
                 drafts = []
                 for name, paths in job.groups:
-                    drafts.extend(detect.parse(name, [by_path[p] for p in paths]))
+                    files = [by_path[p] for p in paths]
+                    drafts.extend(detect.parse(name, files, **(job.options or {})))
                 # Locators of zip members name the archive too: bundle.zip!SYSTEM_OVERVIEW.md
                 drafts = [_prefixed(d, path) for d in drafts]
-            out.extend((index, Scanned.of(d)) for d in drafts)
+            out.extend((index, _scanned(d)) for d in drafts)
         except InputError as exc:
             return exc
         except RecursionError:
@@ -365,8 +430,10 @@ def _analyse(job: _Job) -> _Analysed | InputError:
     return out
 
 
-def _analyse_all(units: list[_Unit], workers: int) -> list[_Analysed | InputError]:
-    jobs = [_Job.of(u) for u in units]
+def _analyse_all(
+    units: list[_Unit], workers: int, columns: dict[str, str] | None = None
+) -> list[_Analysed | InputError]:
+    jobs = [_Job.of(u, columns) for u in units]
     size = sum(len(t.text) for job in jobs for _, _, texts in job.members for t in texts)
     if workers < 2 or size < PARALLEL_MIN_BYTES or len(jobs) < 2:
         return [_analyse(job) for job in jobs]

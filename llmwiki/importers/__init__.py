@@ -10,8 +10,9 @@ from .base import KINDS, MEMORY_TYPES, EpisodeDraft, TextFile, normalise
 from .bundle import is_bundle, parse_bundle, read_manifest
 from .classify import RULES, classify, explain
 from .daily_log import is_daily_log, is_dreaming_artifact, parse_daily_log
-from .detect import IMPORTERS, SKIPPED, UNSUPPORTED, parse, plan, rejection_reason
+from .detect import IMPORTERS, SKIPPED, UNSUPPORTED, parse, plan, rejection_reason, route
 from .notes import parse_note
+from .registry import REGISTRY, Spec
 from .transcript import looks_like_transcript, parse_transcript
 from .vault import is_vault, parse_vault
 
@@ -19,10 +20,12 @@ __all__ = [
     "IMPORTERS",
     "KINDS",
     "MEMORY_TYPES",
+    "REGISTRY",
     "RULES",
     "SKIPPED",
     "UNSUPPORTED",
     "EpisodeDraft",
+    "Spec",
     "TextFile",
     "classify",
     "explain",
@@ -41,4 +44,5 @@ __all__ = [
     "plan",
     "read_manifest",
     "rejection_reason",
+    "route",
 ]

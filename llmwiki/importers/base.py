@@ -48,6 +48,9 @@ class EpisodeDraft:
     memory_type: str = "episodic"
     memory_type_reason: str = ""
     tags: tuple[str, ...] = ()
+    # Text an importer trimmed from `content` (a long tool output): never stored as an
+    # episode, but the gate scans it, so a credential in the cut tail is still caught.
+    omitted: str = ""
 
     def __post_init__(self) -> None:
         # Cheap invariant checks: a wrong kind or a naive datetime is an importer bug, and
@@ -74,6 +77,7 @@ class EpisodeDraft:
             memory_type,
             reason,
             self.tags,
+            self.omitted,
         )
 
 
@@ -200,6 +204,52 @@ def parse_timestamp(value: object) -> datetime | None:
     if isinstance(value, date):
         return datetime.combine(value, time(), tzinfo=UTC)
     raise ValueError(f"not a timestamp: {value!r}")
+
+
+def timestamp_and_zone(value: object) -> tuple[datetime | None, str]:
+    """parse_timestamp, plus the UTC offset the source wrote ("+02:00"; "" for UTC or none).
+
+    Episodes are stored in UTC; the offset says what the wall clock read where it was
+    written, which a reader of a chat log or an e-mail needs.
+    """
+    parsed = parse_timestamp(value)
+    zone = ""
+    if type(value) is str and not _NUMERIC.match(value.strip()):
+        try:
+            offset = datetime.fromisoformat(value.strip()).utcoffset()
+        except ValueError:
+            offset = None
+        if offset:
+            zone = _offset_text(offset.total_seconds())
+    return parsed, zone
+
+
+def _offset_text(seconds: float) -> str:
+    sign = "-" if seconds < 0 else "+"
+    minutes = int(abs(seconds)) // 60
+    return f"{sign}{minutes // 60:02d}:{minutes % 60:02d}"
+
+
+def offset_of(moment: datetime) -> str:
+    """The UTC offset of an aware datetime as "+02:00", or "" when it is UTC."""
+    offset = moment.utcoffset()
+    return _offset_text(offset.total_seconds()) if offset else ""
+
+
+# Tool outputs longer than this are cut: a 2 MB build log is evidence that a build ran, not
+# a thought to review, and the cut says how much was left out.
+MAX_TOOL_OUTPUT_CHARS = 4000
+
+
+def trim_output(text: str, limit: int = MAX_TOOL_OUTPUT_CHARS) -> tuple[str, str]:
+    """Return (text cut to about `limit` chars with a note saying so, the part cut off)."""
+    if len(text) <= limit:
+        return text, ""
+    cut = text.rfind("\n", 0, limit)
+    if cut < limit // 2:
+        cut = limit
+    kept, omitted = text[:cut].rstrip(), text[cut:]
+    return f"{kept}\n[… trimmed: {len(omitted):,} more characters]", omitted
 
 
 def _from_epoch(number: float) -> datetime:

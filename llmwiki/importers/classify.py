@@ -28,7 +28,7 @@ RULES: list[tuple[str, str]] = [
         "importer label",
         "An importer that knows the page type labels it and the label is kept: bundle "
         "RUNBOOKS → procedural-candidate, DECISION_LOG/GLOSSARY/SYSTEM_OVERVIEW → "
-        "semantic-candidate.",
+        "semantic-candidate; a memory bank's activeContext.md → working.",
     ),
     (
         "handoff marker",

@@ -1,51 +1,50 @@
-"""Which importer takes which file (docs/ARCHITECTURE.md §7), and the one parse entry point."""
+"""Which importer takes which file (docs/ARCHITECTURE.md §7), and the one parse entry point.
+
+Importers are declared in registry.py; this module only routes files to them: by path
+for the importers that own a layout (bundles, vaults, daily logs, memory banks, Slack
+exports), by content for JSON (each export shape is sniffed), and by suffix for the rest.
+"""
 
 from __future__ import annotations
 
+import json
 import posixpath
-from collections.abc import Callable
+from typing import NamedTuple
 
 from llmwiki.errors import InputError
 
-from . import safejson
+from . import safejson, slack
 from .base import EpisodeDraft, TextFile, basename, clean_path
-from .bundle import BUNDLE_FILES, is_bundle_root_file, parse_bundle
+from .bundle import BUNDLE_FILES, is_bundle_root_file
 from .classify import classify
-from .daily_log import is_daily_log, is_dreaming_artifact, parse_daily_log
-from .notes import parse_note
-from .transcript import looks_like_transcript, parse_transcript
-from .vault import is_vault_path, parse_vault
+from .daily_log import is_daily_log, is_dreaming_artifact
+from .jsonfiles import first_value
+from .memory_bank import is_memory_bank_path
+from .registry import BY_NAME, JSON_SUFFIXES, REGISTRY, SNIFFED, SUFFIXES
+from .transcript import looks_like_transcript
+from .vault import is_vault_path
 
-NOTE_SUFFIXES = (".md", ".markdown", ".txt")
-TRANSCRIPT_SUFFIXES = (".jsonl", ".ndjson", ".json")
 # Pseudo-importers in a plan: the caller reports these files, it never parses them.
 SKIPPED = "skipped"
 UNSUPPORTED = "unsupported"
-_ORDER = ("bundle", "vault", "daily_log", "transcript", "note", SKIPPED, UNSUPPORTED)
+_ORDER = (*(spec.name for spec in REGISTRY), SKIPPED, UNSUPPORTED)
 _BUNDLE_NAMES = frozenset(name.upper() for name in BUNDLE_FILES)
-
-Importer = Callable[[list[TextFile]], list[EpisodeDraft]]
-
-
-def _per_file(parse_one: Callable[[TextFile], list[EpisodeDraft]]) -> Importer:
-    def parse_each(files: list[TextFile]) -> list[EpisodeDraft]:
-        drafts: list[EpisodeDraft] = []
-        for file in files:
-            drafts.extend(parse_one(file))
-        return drafts
-
-    parse_each.__name__ = parse_one.__name__
-    parse_each.__doc__ = parse_one.__doc__
-    return parse_each
-
-
-IMPORTERS: dict[str, Importer] = {
-    "bundle": parse_bundle,
-    "daily_log": _per_file(parse_daily_log),
-    "note": _per_file(parse_note),
-    "transcript": _per_file(parse_transcript),
-    "vault": parse_vault,
+# Importers chosen by suffix alone, once no layout or JSON shape claimed the file.
+_BY_SUFFIX = {
+    suffix: spec.name
+    for spec in reversed(REGISTRY)
+    if spec.name in ("note", "asciidoc", "mbox", "csv")
+    for suffix in spec.suffixes
 }
+
+IMPORTERS = {spec.name: spec.parse for spec in REGISTRY}
+
+
+class Routing(NamedTuple):
+    """(importer, paths) groups in a fixed order, and the files refused by content."""
+
+    groups: list[tuple[str, list[str]]]
+    refused: dict[str, str]  # path → why
 
 
 def _is_hidden(path: str) -> bool:
@@ -67,18 +66,59 @@ def rejection_reason(path: str) -> str:
     if cleaned.endswith("/") or not cleaned:
         return "a folder entry, not a file"
     suffix = posixpath.splitext(cleaned)[1].lower() or "(none)"
-    accepted = ", ".join(NOTE_SUFFIXES + TRANSCRIPT_SUFFIXES)
+    accepted = ", ".join(sorted(SUFFIXES))
     return f"unsupported file type {suffix}: importers take {accepted}"
 
 
-def plan(files: list[TextFile] | list[str]) -> list[tuple[str, list[str]]]:
+def _expected() -> str:
+    shapes = [spec.shape for spec in SNIFFED] + [BY_NAME["transcript"].shape]
+    return "; ".join(shapes)
+
+
+def json_importer(path: str, text: str) -> tuple[str | None, str]:
+    """(importer, '') for a JSON or JSONL file by its content, or (None, why not)."""
+    try:
+        value = first_value(text)
+    except safejson.TooDeep as exc:
+        return None, str(exc)
+    except json.JSONDecodeError as exc:
+        return None, f"malformed JSON (line {exc.lineno}: {exc.msg} at column {exc.colno})"
+    except ValueError:
+        return None, "no JSON value in the file"
+    matches = [spec for spec in SNIFFED if spec.sniff(value)]
+    if len(matches) > 1:
+        shapes = " or ".join(f"{spec.name} ({spec.shape})" for spec in matches)
+        return None, f"ambiguous JSON: it could be {shapes}; choose one with --importer"
+    if matches:
+        return matches[0].name, ""
+    if looks_like_transcript(path, text):
+        return "transcript", ""
+    return None, f"not a transcript nor any JSON export we read: expected one of {_expected()}"
+
+
+def _slack_roots(cleaned: dict[str, str], texts: dict[str, str]) -> list[str]:
+    roots = set()
+    for path, c in cleaned.items():
+        if not slack.is_root_file(c) or is_dreaming_artifact(c) or _is_hidden(c):
+            continue
+        if path in texts:
+            try:
+                if not isinstance(first_value(texts[path]), list):
+                    continue  # a channels.json of some other tool
+            except ValueError:
+                continue
+        roots.add(posixpath.dirname(c))
+    return sorted(roots)
+
+
+def route(files: list[TextFile] | list[str]) -> Routing:
     """Group the files of a walked directory (or zip) by the importer that takes them.
 
-    Returns (importer, paths) pairs, one per bundle folder and one per other importer, in a
-    fixed order; `skipped` (dreaming artifacts, hidden files) and `unsupported` list files
-    the caller reports with `rejection_reason`. Given TextFiles, `.json`/`.jsonl` files are
-    sniffed, and one that is not a transcript raises InputError; given bare paths they are
-    assumed to be transcripts.
+    One group per bundle folder and per Slack export, one per other importer, in
+    registry order; `skipped` (dreaming artifacts, hidden files) and `unsupported` list
+    files the caller reports with `rejection_reason`. Given TextFiles, JSON files are
+    sniffed and one of no known shape (or of several) is refused, with the reason;
+    given bare paths they are assumed to be transcripts.
     """
     texts = {f.path: f.text for f in files if isinstance(f, TextFile)}
     paths = [f.path if isinstance(f, TextFile) else f for f in files]
@@ -91,47 +131,66 @@ def plan(files: list[TextFile] | list[str]) -> list[tuple[str, list[str]]]:
         }
     )
     bundles: dict[str, list[str]] = {root: [] for root in bundle_roots}
+    slacks: dict[str, list[str]] = {root: [] for root in _slack_roots(cleaned, texts)}
     groups: dict[str, list[str]] = {name: [] for name in _ORDER}
+    refused: dict[str, str] = {}
     for path in paths:
         c = cleaned[path]
         lower = c.lower()
+        slack_root = next((root for root in slacks if slack.belongs(root, c)), None)
         if is_dreaming_artifact(c) or _is_hidden(c) or c.endswith("/") or not c:
             groups[SKIPPED].append(path)
         elif posixpath.dirname(c) in bundles and basename(c).upper() in _BUNDLE_NAMES:
             bundles[posixpath.dirname(c)].append(path)
+        elif slack_root is not None:
+            slacks[slack_root].append(path)
         elif is_vault_path(c):
             groups["vault"].append(path)
+        elif is_memory_bank_path(c):
+            groups["memory_bank"].append(path)
         elif is_daily_log(c):
             groups["daily_log"].append(path)
-        elif lower.endswith(TRANSCRIPT_SUFFIXES):
-            if path in texts:
-                try:
-                    safejson.check_depth(texts[path])
-                except safejson.TooDeep as exc:
-                    raise InputError(path, str(exc)) from None
-            if path in texts and not looks_like_transcript(path, texts[path]):
-                raise InputError(
-                    path,
-                    "not a transcript: the first line or element is not an object with a "
-                    "role/speaker and a content/text key",
-                )
-            groups["transcript"].append(path)
-        elif lower.endswith(NOTE_SUFFIXES):
-            groups["note"].append(path)
+        elif lower.endswith(JSON_SUFFIXES):
+            if path not in texts:
+                groups["transcript"].append(path)
+                continue
+            name, reason = json_importer(path, texts[path])
+            if name is None:
+                refused[path] = reason
+            else:
+                groups[name].append(path)
+        elif posixpath.splitext(lower)[1] in _BY_SUFFIX:
+            groups[_BY_SUFFIX[posixpath.splitext(lower)[1]]].append(path)
         else:
             groups[UNSUPPORTED].append(path)
     result = [("bundle", members) for members in bundles.values() if members]
+    result.extend(("slack", members) for members in slacks.values() if members)
     result.extend((name, groups[name]) for name in _ORDER if name != "bundle" and groups[name])
-    return result
+    return Routing(result, refused)
 
 
-def parse(importer: str, files: list[TextFile]) -> list[EpisodeDraft]:
-    """Run `importer` on `files` (any importer on any files) and classify every draft."""
+def plan(files: list[TextFile] | list[str]) -> list[tuple[str, list[str]]]:
+    """route(), raising InputError for the first file refused by its content."""
+    routing = route(files)
+    for path, reason in routing.refused.items():
+        raise InputError(path, reason)
+    return routing.groups
+
+
+def canonical(importer: str) -> str:
+    """The registry name for what a user typed ("daily-log", "notes", "Claude-Code")."""
     name = importer.strip().lower().replace("-", "_")
-    if name == "notes":
-        name = "note"
-    parse_files = IMPORTERS.get(name)
-    if parse_files is None:
-        valid = ", ".join(sorted(IMPORTERS))
+    return "note" if name == "notes" else name
+
+
+def parse(importer: str, files: list[TextFile], **options: object) -> list[EpisodeDraft]:
+    """Run `importer` on `files` (any importer on any files) and classify every draft.
+
+    `options` (such as the CSV `columns`) reach the importers that declare them.
+    """
+    spec = BY_NAME.get(canonical(importer))
+    if spec is None:
+        valid = ", ".join(sorted(BY_NAME))
         raise InputError(importer, f"unknown importer; valid importers: {valid}")
-    return [classify(draft) for draft in parse_files(files)]
+    given = {k: v for k, v in options.items() if k in spec.options and v is not None}
+    return [classify(draft) for draft in spec.parse(files, **given)]

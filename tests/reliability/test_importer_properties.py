@@ -38,6 +38,17 @@ NAMES = st.sampled_from(
         "vault/wiki/page.md",
         "image.png",
         "noext",
+        "session.ndjson",
+        "rollout-2026-03-02.jsonl",
+        "conversations.json",
+        "slack/channels.json",
+        "slack/users.json",
+        "slack/general/2026-03-03.json",
+        "memory-bank/progress.md",
+        "runbook.adoc",
+        "ops.mbox",
+        "events.csv",
+        "events.tsv",
     ]
 )
 
@@ -53,6 +64,34 @@ def zipped(members: list[tuple[str, bytes]]) -> bytes:
     return buffer.getvalue()
 
 
+# Each export's own keys, with values of any type: half-right shapes are the hard case.
+SHAPED = (
+    st.lists(
+        st.dictionaries(
+            st.sampled_from(
+                [
+                    "type", "uuid", "sessionId", "message", "payload", "timestamp", "mapping",
+                    "current_node", "guild", "channel", "messages", "title", "body",
+                    "comments", "ts", "user", "text", "content", "role", "parts", "author",
+                ]
+            ),
+            st.recursive(
+                st.one_of(st.text(max_size=40), st.integers(), st.none(), st.booleans()),
+                lambda inner: st.one_of(
+                    st.lists(inner, max_size=3),
+                    st.dictionaries(st.sampled_from(["role", "content", "parent", "id"]), inner),
+                ),
+                max_leaves=8,
+            ),
+        ),
+        max_size=4,
+    ).flatmap(
+        lambda rows: st.sampled_from(
+            ["\n".join(json.dumps(r) for r in rows), json.dumps(rows), json.dumps(rows[:1][0] if rows else {})]
+        )
+    ).map(str.encode)
+)  # fmt: skip
+
 TEXTISH = st.one_of(
     st.binary(max_size=2000),
     st.text(max_size=2000).map(str.encode),
@@ -63,7 +102,8 @@ TEXTISH = st.one_of(
         ),
         max_size=8,
     ).map(lambda rows: "\n".join(json.dumps(r) for r in rows).encode()),
-)
+    SHAPED,
+)  # fmt: skip
 
 
 def _nest(depth: int, brackets: str, wrap: str) -> str:
@@ -145,6 +185,16 @@ def test_arbitrary_bytes_never_500_and_never_half_import(client, alice, project,
         ("note", "notes.md"),
         ("daily_log", "memory/2026-11-02.md"),
         ("vault", "vault/wiki/page.md"),
+        ("claude_code", "session.jsonl"),
+        ("codex", "rollout-2026-03-02.jsonl"),
+        ("chatgpt", "conversations.json"),
+        ("slack", "general/2026-03-03.json"),
+        ("discord", "ops.json"),
+        ("github", "issue.json"),
+        ("memory_bank", "memory-bank/progress.md"),
+        ("asciidoc", "runbook.adoc"),
+        ("mbox", "ops.mbox"),
+        ("csv", "events.csv"),
     ],
 )
 @settings(max_examples=40, deadline=None)
@@ -162,3 +212,29 @@ def test_every_parser_reads_or_refuses_nested_json_by_name(importer, name, data)
         assert exc.name == name, exc
         if "nested deeper" in exc.reason:
             assert data.count(b"[") + data.count(b"{") > MAX_JSON_DEPTH
+
+
+PARSER_FILES = {
+    "claude_code": "session.jsonl",
+    "codex": "rollout-2026-03-02.jsonl",
+    "chatgpt": "conversations.json",
+    "slack": "general/2026-03-03.json",
+    "discord": "ops.json",
+    "github": "issue.json",
+    "transcript": "chat.jsonl",
+    "csv": "events.csv",
+    "mbox": "ops.mbox",
+    "asciidoc": "runbook.adoc",
+}
+
+
+@pytest.mark.parametrize(("importer", "name"), sorted(PARSER_FILES.items()))
+@settings(max_examples=60, deadline=None)
+@given(data=st.one_of(SHAPED, st.text(max_size=300).map(str.encode)))
+def test_every_export_parser_reads_or_refuses_half_right_shapes(importer, name, data):
+    try:
+        drafts = parse(importer, [TextFile(name, data.decode("utf-8", "replace"))])
+    except InputError as exc:
+        assert exc.name in (name, "--columns") or exc.name.startswith(name), exc
+    else:
+        assert all(d.locator.get("path") == name for d in drafts)

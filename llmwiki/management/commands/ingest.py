@@ -1,4 +1,4 @@
-"""manage.py ingest --project SLUG [--create] [--importer NAME] PATH... [--json]"""
+"""manage.py ingest --project SLUG [--create] [--importer NAME] [--columns MAP] PATH... [--json]"""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 from django.core.exceptions import ValidationError
 
 from llmwiki.errors import InputError
+from llmwiki.importers.csv_events import parse_columns
 from llmwiki.importers.detect import IMPORTERS
 from llmwiki.ingest import collect_paths, ingest_files, parallel_workers
 from llmwiki.management.base import ProjectCommand
@@ -22,14 +23,22 @@ class Command(ProjectCommand):
         super().add_arguments(parser)
         parser.add_argument("--create", action="store_true", help="create the project if missing")
         parser.add_argument("--importer", choices=sorted(IMPORTERS), help="force one importer")
+        parser.add_argument(
+            "--columns",
+            metavar="MAP",
+            help="CSV/TSV columns, e.g. time=When,actor=Who,text=What (default: from headers)",
+        )
         parser.add_argument("paths", nargs="+", metavar="PATH")
 
-    def handle(self, *args, project: str, json: bool, create: bool, importer, paths, **opts):
+    def handle(
+        self, *args, project: str, json: bool, create: bool, importer, paths, columns, **opts
+    ):
         actor = f"cli:{getpass.getuser()}"
         target = Project.objects.filter(slug=project).first()
         if target is None and not create:
             raise self.fail(f"no project {project!r} (pass --create to make it)")
         try:
+            mapping = parse_columns(columns) if columns else None
             files = collect_paths(Path(p) for p in paths)
             if target is None:
                 target = project_create(slug=project, name=project, actor=actor)
@@ -39,6 +48,7 @@ class Command(ProjectCommand):
                 actor=actor,
                 importer=importer,
                 workers=parallel_workers(),
+                columns=mapping,
             )
         except InputError as exc:
             raise self.fail(str(exc)) from None
