@@ -11,7 +11,7 @@ from llmwiki.access import has_role
 from llmwiki.errors import InputError, Refused, refuse_unstorable
 from llmwiki.models import Export, SecurityClass
 from llmwiki.search import Caller as Reader
-from llmwiki.search import RetrievalError, retrieve
+from llmwiki.search import RetrievalError, parse_as_of, retrieve
 from reviews.exports import ExportOptions, export_create, export_folder, export_render
 from reviews.exports.service import exports_for_list
 
@@ -19,17 +19,26 @@ STARTUP_PACKET = "STARTUP_PACKET.md"
 
 
 def recall(
-    caller: Caller, *, query: str, k: int = 10, budget: int | None = None, query_name="query"
+    caller: Caller,
+    *,
+    query: str,
+    k: int = 10,
+    budget: int | None = None,
+    as_of: str | None = None,
+    query_name="query",
 ) -> dict:
-    """Ranked hits across layers (reviewed claims first) as the caller may read them.
+    """One ranked list of claims, sections, open conflicts and episodes as the caller may
+    read them; with `as_of` (a date or ISO moment), as the reviewed memory stood then.
 
     Records a recall trace, which feeds the next sweep's relevance signals. A refusal
-    names the argument as the caller sent it: `query_name` for the query, `k`, `budget`.
+    names the argument as the caller sent it: `query_name` for the query, `k`, `budget`,
+    `as_of`.
     """
     refuse_unstorable(query_name, query)
     reader = Reader.for_role(caller.actor(), caller.project, caller.role)
     try:
-        pack = retrieve(caller.project, query, caller=reader, limit=k, budget=budget)
+        moment = parse_as_of(as_of) if as_of else None
+        pack = retrieve(caller.project, query, caller=reader, limit=k, budget=budget, as_of=moment)
     except RetrievalError as exc:
         sent = {"query": query_name, "limit": "k"}.get(exc.argument, exc.argument)
         raise InputError(sent, str(exc)) from None

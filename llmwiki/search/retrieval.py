@@ -19,7 +19,8 @@ import math
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, date, datetime
+from datetime import time as dt_time
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -189,6 +190,22 @@ class ContextPack:
         return render_pack(self.hits)
 
 
+def parse_as_of(text: str) -> datetime:
+    """A date (YYYY-MM-DD: the end of that day, UTC) or an ISO 8601 moment (UTC unless it
+    names its offset), as `retrieve(as_of=...)` takes it."""
+    text = (text or "").strip()
+    try:
+        if len(text) == 10:
+            day = date.fromisoformat(text)
+            return datetime.combine(day, dt_time.max, tzinfo=UTC)
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise RetrievalError(
+            "as_of", f"as_of {text!r} is not a date (YYYY-MM-DD) or an ISO 8601 date and time"
+        ) from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
 def estimate_tokens(text: str) -> int:
     """About four characters a token, the usual rule for English with BPE tokenizers."""
     return max(1, math.ceil(len(text) / 4))
@@ -292,7 +309,7 @@ def _one_list(claims, sections, conflicts, episodes, limit: int) -> list[Hit]:
     by_id = {h.id: h for h in claims}
     raw = {h.id: h.score for h in episodes}
     for claim in claims:
-        near = [raw[e] for e in claim.evidence_ids if raw.get(e, 0) * STAND_IN <= claim.score]
+        near = [raw[e] for e in claim.evidence_ids if 0 < raw.get(e, 0) * STAND_IN <= claim.score]
         claim.score = max([claim.score, *near])
     kept_sections = []
     for section in sections:
