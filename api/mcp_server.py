@@ -155,12 +155,36 @@ def build_server(slug: str, token: str) -> FastMCP:
 
     @server.tool(description=RECORD_EVENT, annotations=RECORD)
     async def memory_record_event(
-        content: str,
-        kind: EventKind = "event",
-        occurred_at: datetime | None = None,
-        tags: list[str] | None = None,
-        locator: dict[str, Any] | None = None,
-        agent: str = "",
+        content: Annotated[
+            str,
+            Field(description=f"what happened, 1 to {EVENT_MAX_CONTENT_BYTES:,} bytes as UTF-8"),
+        ],
+        kind: Annotated[EventKind, Field(description="the episode kind")] = "event",
+        occurred_at: Annotated[
+            datetime | None,
+            Field(
+                description="when it happened, ISO 8601 (UTC unless an offset is given); "
+                "omit for now"
+            ),
+        ] = None,
+        tags: Annotated[
+            list[str] | None,
+            Field(
+                description=f"up to {EVENT_MAX_TAGS} tags of up to {EVENT_MAX_TAG_CHARS} "
+                "characters each"
+            ),
+        ] = None,
+        locator: Annotated[
+            dict[str, Any] | None,
+            Field(
+                description="where it happened (file, line, turn…), up to "
+                f"{EVENT_MAX_LOCATOR_BYTES:,} bytes as JSON"
+            ),
+        ] = None,
+        agent: Annotated[
+            str,
+            Field(description=f"your agent name, up to {EVENT_MAX_AGENT_CHARS} characters"),
+        ] = "",
     ) -> dict:
         return await call(
             Scope.WRITE_EVENTS,
