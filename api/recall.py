@@ -12,7 +12,8 @@ from llmwiki.errors import InputError, Refused, refuse_unstorable
 from llmwiki.models import Export, SecurityClass
 from llmwiki.search import Caller as Reader
 from llmwiki.search import RetrievalError, parse_as_of, retrieve
-from reviews.exports import ExportOptions, export_create, export_folder, export_render
+from reviews.exports import ExportOptions, documents, export_create, export_folder
+from reviews.exports.selection import select_state
 from reviews.exports.service import exports_for_list
 
 STARTUP_PACKET = "STARTUP_PACKET.md"
@@ -101,14 +102,21 @@ def startup_packet(caller: Caller, *, budget: int | None = None) -> dict:
     """The startup packet on the current state, for the internal audience; stores nothing.
 
     Internal leaves out restricted, PII- and secret-flagged material, so it holds nothing
-    a read token could not read on the wiki.
+    a read token could not read on the wiki. It points the agent to the API and MCP tools,
+    not to files an export would come with.
     """
-    options = ExportOptions(
-        "startup-packet", SecurityClass.INTERNAL, **({"budget": budget} if budget else {})
-    )
-    rendered = export_render(project=caller.project, options=options)
+    state = select_state(caller.project, SecurityClass.INTERNAL)
+    ledger = documents.Ledger()
+    try:
+        files, left_out = documents.startup_packet(
+            state, ledger, budget or documents.DEFAULT_BUDGET, reader="api"
+        )
+    except ValueError as exc:
+        raise InputError("budget", str(exc)) from None
+    cited = {s["claim_id"] for s in ledger.statements if s["kind"] == "claim"}
     return {
-        "markdown": rendered.files[STARTUP_PACKET].decode(),
-        "claim_ids": rendered.claim_ids,
-        "withheld": rendered.manifest.get("withheld"),
+        "markdown": files[STARTUP_PACKET],
+        "claim_ids": [pk for pk in state.claim_ids if pk in cited],
+        "withheld": dict(sorted(state.withheld.items())),
+        "left_out": left_out,
     }
