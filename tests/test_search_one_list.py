@@ -164,3 +164,20 @@ def test_approving_the_candidates_that_answer_a_question_never_pushes_its_answer
         after = retrieve(project, question, caller=OPERATOR, limit=5, record=False)
         assert rank(after, answer) <= before, (question, [h.text[:80] for h in after.hits])
     assert approved >= 2
+
+
+def test_a_claim_matching_much_worse_does_not_take_the_place_of_its_evidence(project, alice):
+    episodes = note(
+        project,
+        "crew.md",
+        "- The linkspan ramp at berth two was repaired by the Tuesday night crew.",
+    )
+    claim = claim_create(
+        page=overview(project),
+        text="The linkspan ramp was repaired.",
+        evidence=[episodes[0].pk],
+        reviewer=alice,
+    )
+    query = "linkspan ramp berth two Tuesday night crew"
+    order = [(h.kind, h.id) for h in retrieve(project, query, caller=OPERATOR).hits]
+    assert order[0] == ("episode", episodes[0].pk) and (CLAIM, claim.pk) in order

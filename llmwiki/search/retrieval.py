@@ -57,9 +57,10 @@ BOOST = {
     Episode.Trust.REVIEWED: 1.1,
     Episode.Trust.APPROVED: 1.2,
 }
-# How well a claim must match, against an episode it rests on, to stand in for it: half
-# as well is the "much better match" that BOOST never lets reviewed material overtake.
-STAND_IN = 0.5
+# How well a claim must match, against an episode it rests on, to stand in for it: within
+# the near tie its boost settles. A claim matching worse may state another part of a long
+# episode; the episode then keeps its own place.
+STAND_IN = 1 / BOOST[CLAIM]
 # Candidates read from each layer before the one list is cut to `limit`: enough that
 # evidence dropped under its claim, and sections folded into their claims, leave a full list.
 POOL = 3
