@@ -202,13 +202,23 @@ class Claim(models.Model):
             )
 
     def supersession_chain(self) -> list[Claim]:
-        """Every version of this claim, oldest first, through `supersedes` both ways."""
-        chain: list[Claim] = [self]
-        while chain[0].supersedes_id is not None:
-            chain.insert(0, Claim.objects.get(pk=chain[0].supersedes_id))
-        while (after := Claim.objects.filter(supersedes=chain[-1].pk).first()) is not None:
-            chain.append(after)
-        return chain
+        """Every version of this claim, oldest first, through `supersedes` both ways: two
+        queries however long the chain (one when nothing supersedes or is superseded)."""
+        links = dict(
+            Claim.objects.filter(project=self.project_id, supersedes__isnull=False).values_list(
+                "supersedes_id", "id"
+            )
+        )
+        back = {new: old for old, new in links.items()}
+        ids = [self.pk]
+        while ids[0] in back:
+            ids.insert(0, back[ids[0]])
+        while ids[-1] in links:
+            ids.append(links[ids[-1]])
+        if len(ids) == 1:
+            return [self]
+        rows = Claim.objects.in_bulk(ids)
+        return [rows[pk] for pk in ids]
 
 
 # The audit actions that set a claim's status, and the status each leaves it in.
