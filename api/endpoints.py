@@ -215,13 +215,20 @@ def retrieve(
     q: str = Query(..., max_length=1000, description="what to look for"),
     k: int = Query(10, description="at most this many hits (1-100)"),
     budget: int | None = Query(None, description="token budget of the context pack"),
+    as_of: str | None = Query(
+        None,
+        max_length=40,
+        description="answer as the reviewed memory stood then: YYYY-MM-DD (the end of that "
+        "day, UTC) or an ISO 8601 date and time",
+    ),
 ):
-    """Reviewed claims first, then page sections and episodes, with citations (read).
+    """One ranked list of reviewed claims, page sections, open conflicts and episodes, with
+    citations (read). A claim of an open conflict says so (`disputed`).
 
     Each retrieval is recorded as a recall trace, which feeds dreaming's relevance signals.
     """
     return recall.recall(
-        caller(request, slug, Scope.READ), query=q, k=k, budget=budget, query_name="q"
+        caller(request, slug, Scope.READ), query=q, k=k, budget=budget, as_of=as_of, query_name="q"
     )
 
 

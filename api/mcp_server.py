@@ -8,10 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Literal
+from importlib import metadata
+from typing import Annotated, Any, Literal
 
 from asgiref.sync import sync_to_async
 from mcp.server.fastmcp import FastMCP
+from mcp.server.fastmcp.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import Field, ValidationError
 
 from api import operations, reading, recall
 from api.models import ApiToken
@@ -25,16 +29,57 @@ from llmwiki.record import (
     EVENT_MAX_TAGS,
     EventKind,
 )
+from llmwiki.search.retrieval import MAX_LIMIT, MAX_QUERY
+from reviews.exports.documents import DEFAULT_BUDGET, MIN_BUDGET
 
 Scope = ApiToken.Scope
 
 INSTRUCTIONS = (
-    "Governed project memory. memory_retrieve answers from reviewed claims first, then wiki "
-    "pages and episodes, each with citations; memory_record_event adds what you did or "
-    "learned as an episode (a human reviews before it becomes memory); memory_open_questions "
-    "lists unresolved conflicts; memory_provenance shows where a claim, candidate or episode "
-    "came from; memory_startup_packet is the project's reviewed briefing."
+    "Governed project memory. memory_retrieve answers with one ranked list of reviewed "
+    "claims, wiki page sections, open conflicts and episodes, each with citations (as_of: "
+    "as the memory stood on a date); memory_record_event adds what you did or learned as an "
+    "episode (a human reviews before it becomes memory); memory_open_questions lists "
+    "unresolved conflicts; memory_provenance shows where a claim, candidate or episode came "
+    "from; memory_startup_packet is the project's reviewed briefing. Every budget is in "
+    "tokens (about four characters each)."
 )
+# Read tools change nothing the agent can see (a retrieval's recall trace is bookkeeping).
+READ_ONLY = ToolAnnotations(readOnlyHint=True, idempotentHint=True, openWorldHint=False)
+# Recording adds an episode and removes nothing.
+RECORD = ToolAnnotations(
+    readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False
+)
+CHARS_PER_TOKEN = 4  # the estimate retrieval counts tokens with
+
+Query = Annotated[
+    str,
+    Field(description=f"what to look for, in plain words; 1 to {MAX_QUERY} characters"),
+]
+Limit = Annotated[
+    int, Field(ge=1, le=MAX_LIMIT, description=f"at most this many hits, 1 to {MAX_LIMIT}")
+]
+AsOf = Annotated[
+    str | None,
+    Field(
+        description="answer as the reviewed memory stood then: YYYY-MM-DD (the end of that "
+        "day, UTC) or an ISO 8601 date and time; omit for now"
+    ),
+]
+RetrieveBudget = Annotated[
+    int | None,
+    Field(
+        ge=1,
+        description="tokens the context may take (about four characters each); omit for no limit",
+    ),
+]
+PacketBudget = Annotated[
+    int | None,
+    Field(
+        ge=MIN_BUDGET // CHARS_PER_TOKEN,
+        description="tokens the packet may take (about four characters each), at least "
+        f"{MIN_BUDGET // CHARS_PER_TOKEN}; default {DEFAULT_BUDGET // CHARS_PER_TOKEN}",
+    ),
+]
 
 RECORD_EVENT = (
     "Record one event (what happened, what you decided or learned) as an episode. It goes "
@@ -64,31 +109,82 @@ def _checked(slug: str, token: str, scope: str, work: Callable[[Caller], Any]) -
         raise ToolRefused(f"400 bad input: {exc}") from None
 
 
+class Server(FastMCP):
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        """Arguments the tool's schema refuses are answered in one line naming each."""
+        try:
+            return await super().call_tool(name, arguments)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                raise ToolError(f"400 bad input: {one_line(exc.__cause__)}") from None
+            raise
+
+
+def one_line(error: ValidationError) -> str:
+    """ "k: Input should be less than or equal to 100; as_of: Input should be …" """
+    return "; ".join(
+        f"{'.'.join(str(part) for part in e['loc']) or 'arguments'}: {e['msg']}"
+        for e in error.errors()
+    )
+
+
 def build_server(slug: str, token: str) -> FastMCP:
-    server = FastMCP("llmwiki", instructions=INSTRUCTIONS)
+    server = Server("llmwiki", instructions=INSTRUCTIONS)
+    # FastMCP has no version argument; without this the SDK reports its own version.
+    server._mcp_server.version = product_version()
 
     async def call(scope: str, work: Callable[[Caller], Any]) -> Any:
         # The ORM is synchronous; one worker thread keeps one database connection.
         return await sync_to_async(_checked, thread_sensitive=True)(slug, token, scope, work)
 
-    @server.tool()
-    async def memory_retrieve(query: str, k: int = 10, budget: int | None = None) -> dict:
-        """Search the project's memory: reviewed claims first, then wiki pages and episodes.
+    @server.tool(annotations=READ_ONLY)
+    async def memory_retrieve(
+        query: Query, k: Limit = 10, budget: RetrieveBudget = None, as_of: AsOf = None
+    ) -> dict:
+        """Search the project's memory: one ranked list of reviewed claims, wiki page
+        sections, open conflicts ("disputed: A vs B") and episodes, best first.
 
-        Each item names its layer, trust label and citations (claim id, evidence episode ids,
-        locators); `context` is the pack rendered with a header per layer, within `budget`
-        tokens if given.
+        Each item names its layer, trust label and citations (claim ids, evidence episode
+        ids, locators); a claim that is a side of an open conflict lists it in `disputed`.
+        `context` is the list rendered a line per item, within `budget` tokens if given.
         """
-        return await call(Scope.READ, lambda c: recall.recall(c, query=query, k=k, budget=budget))
+        return await call(
+            Scope.READ,
+            lambda c: recall.recall(c, query=query, k=k, budget=budget, as_of=as_of),
+        )
 
-    @server.tool(description=RECORD_EVENT)
+    @server.tool(description=RECORD_EVENT, annotations=RECORD)
     async def memory_record_event(
-        content: str,
-        kind: EventKind = "event",
-        occurred_at: datetime | None = None,
-        tags: list[str] | None = None,
-        locator: dict[str, Any] | None = None,
-        agent: str = "",
+        content: Annotated[
+            str,
+            Field(description=f"what happened, 1 to {EVENT_MAX_CONTENT_BYTES:,} bytes as UTF-8"),
+        ],
+        kind: Annotated[EventKind, Field(description="the episode kind")] = "event",
+        occurred_at: Annotated[
+            datetime | None,
+            Field(
+                description="when it happened, ISO 8601 (UTC unless an offset is given); "
+                "omit for now"
+            ),
+        ] = None,
+        tags: Annotated[
+            list[str] | None,
+            Field(
+                description=f"up to {EVENT_MAX_TAGS} tags of up to {EVENT_MAX_TAG_CHARS} "
+                "characters each"
+            ),
+        ] = None,
+        locator: Annotated[
+            dict[str, Any] | None,
+            Field(
+                description="where it happened (file, line, turn…), up to "
+                f"{EVENT_MAX_LOCATOR_BYTES:,} bytes as JSON"
+            ),
+        ] = None,
+        agent: Annotated[
+            str,
+            Field(description=f"your agent name, up to {EVENT_MAX_AGENT_CHARS} characters"),
+        ] = "",
     ) -> dict:
         return await call(
             Scope.WRITE_EVENTS,
@@ -103,27 +199,43 @@ def build_server(slug: str, token: str) -> FastMCP:
             ),
         )
 
-    @server.tool()
-    async def memory_open_questions(limit: int = 20) -> dict:
+    @server.tool(annotations=READ_ONLY)
+    async def memory_open_questions(
+        limit: Annotated[
+            int, Field(ge=1, le=200, description="at most this many conflicts, 1 to 200")
+        ] = 20,
+    ) -> dict:
         """Unresolved conflicts between sources, escalated ones (with owner, due date) first."""
-        return await call(
-            Scope.READ, lambda c: reading.open_questions(c, limit=min(max(limit, 1), 200), offset=0)
-        )
+        return await call(Scope.READ, lambda c: reading.open_questions(c, limit=limit, offset=0))
 
-    @server.tool()
+    @server.tool(annotations=READ_ONLY)
     async def memory_provenance(
-        kind: Literal["claim", "candidate", "episode"], object_id: int
+        kind: Annotated[
+            Literal["claim", "candidate", "episode"], Field(description="what object_id names")
+        ],
+        object_id: Annotated[
+            int, Field(ge=1, description="the claim's, candidate's or episode's id")
+        ],
     ) -> dict:
         """Where a claim, candidate or episode came from: evidence, sources, sha256, reviewer."""
         return await call(Scope.READ, lambda c: reading.provenance(c, kind, object_id))
 
-    @server.tool()
-    async def memory_startup_packet(budget: int | None = None) -> dict:
+    @server.tool(annotations=READ_ONLY)
+    async def memory_startup_packet(budget: PacketBudget = None) -> dict:
         """The project's startup packet: what an agent should know before it starts work,
         built from approved claims and open questions only (internal audience)."""
-        return await call(Scope.READ, lambda c: recall.startup_packet(c, budget=budget))
+        chars = budget * CHARS_PER_TOKEN if budget is not None else None
+        return await call(Scope.READ, lambda c: recall.startup_packet(c, budget=chars))
 
     return server
+
+
+def product_version() -> str:
+    """llmwiki's version as installed from pyproject.toml."""
+    try:
+        return metadata.version("llmwiki")
+    except metadata.PackageNotFoundError:
+        return "unknown"
 
 
 def check_token(slug: str, token: str) -> Caller:

@@ -11,25 +11,35 @@ from llmwiki.access import has_role
 from llmwiki.errors import InputError, Refused, refuse_unstorable
 from llmwiki.models import Export, SecurityClass
 from llmwiki.search import Caller as Reader
-from llmwiki.search import RetrievalError, retrieve
-from reviews.exports import ExportOptions, export_create, export_folder, export_render
+from llmwiki.search import RetrievalError, parse_as_of, retrieve
+from reviews.exports import ExportOptions, documents, export_create, export_folder
+from reviews.exports.selection import select_state
 from reviews.exports.service import exports_for_list
 
 STARTUP_PACKET = "STARTUP_PACKET.md"
 
 
 def recall(
-    caller: Caller, *, query: str, k: int = 10, budget: int | None = None, query_name="query"
+    caller: Caller,
+    *,
+    query: str,
+    k: int = 10,
+    budget: int | None = None,
+    as_of: str | None = None,
+    query_name="query",
 ) -> dict:
-    """Ranked hits across layers (reviewed claims first) as the caller may read them.
+    """One ranked list of claims, sections, open conflicts and episodes as the caller may
+    read them; with `as_of` (a date or ISO moment), as the reviewed memory stood then.
 
     Records a recall trace, which feeds the next sweep's relevance signals. A refusal
-    names the argument as the caller sent it: `query_name` for the query, `k`, `budget`.
+    names the argument as the caller sent it: `query_name` for the query, `k`, `budget`,
+    `as_of`.
     """
     refuse_unstorable(query_name, query)
     reader = Reader.for_role(caller.actor(), caller.project, caller.role)
     try:
-        pack = retrieve(caller.project, query, caller=reader, limit=k, budget=budget)
+        moment = parse_as_of(as_of) if as_of else None
+        pack = retrieve(caller.project, query, caller=reader, limit=k, budget=budget, as_of=moment)
     except RetrievalError as exc:
         sent = {"query": query_name, "limit": "k"}.get(exc.argument, exc.argument)
         raise InputError(sent, str(exc)) from None
@@ -92,14 +102,21 @@ def startup_packet(caller: Caller, *, budget: int | None = None) -> dict:
     """The startup packet on the current state, for the internal audience; stores nothing.
 
     Internal leaves out restricted, PII- and secret-flagged material, so it holds nothing
-    a read token could not read on the wiki.
+    a read token could not read on the wiki. It points the agent to the API and MCP tools,
+    not to files an export would come with.
     """
-    options = ExportOptions(
-        "startup-packet", SecurityClass.INTERNAL, **({"budget": budget} if budget else {})
-    )
-    rendered = export_render(project=caller.project, options=options)
+    state = select_state(caller.project, SecurityClass.INTERNAL)
+    ledger = documents.Ledger()
+    try:
+        files, left_out = documents.startup_packet(
+            state, ledger, budget or documents.DEFAULT_BUDGET, reader="api"
+        )
+    except ValueError as exc:
+        raise InputError("budget", str(exc)) from None
+    cited = {s["claim_id"] for s in ledger.statements if s["kind"] == "claim"}
     return {
-        "markdown": rendered.files[STARTUP_PACKET].decode(),
-        "claim_ids": rendered.claim_ids,
-        "withheld": rendered.manifest.get("withheld"),
+        "markdown": files[STARTUP_PACKET],
+        "claim_ids": [pk for pk in state.claim_ids if pk in cited],
+        "withheld": dict(sorted(state.withheld.items())),
+        "left_out": left_out,
     }

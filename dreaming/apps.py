@@ -5,5 +5,6 @@ class DreamingConfig(AppConfig):
     name = "dreaming"
 
     def ready(self) -> None:
-        # Each registers what dreaming contributes: project-page counts, an erasure step.
-        from dreaming import dashboard, erasure  # noqa: F401
+        # Each registers what dreaming contributes: project-page counts, an erasure step,
+        # open conflicts as retrieval hits.
+        from dreaming import dashboard, erasure, retrieval  # noqa: F401

@@ -95,6 +95,7 @@ def claim_create(
         ],
         security_class=labels.security_class,
         flags=list(labels.flags),
+        held_from=min((e.occurred_at for e in episodes), default=None),
     )
     claim.evidence.set(episodes)
     AuditEvent.record(
@@ -110,7 +111,11 @@ def claim_create(
     )
     if old is not None:
         old.transition(
-            Claim.Status.SUPERSEDED, actor=reviewer, note=note, after={"superseded_by": claim.pk}
+            Claim.Status.SUPERSEDED,
+            actor=reviewer,
+            note=note,
+            after={"superseded_by": claim.pk},
+            held_until=claim.held_from,
         )
     return claim
 

@@ -39,7 +39,7 @@ def test_retrieve_returns_approved_claims_first_with_citations_and_a_trace(
     assert set(items[0]["citations"]["episode_ids"]) == set(
         approved.evidence.values_list("pk", flat=True)
     )
-    assert "## Reviewed claims" in response.json()["context"]
+    assert f"[claim {approved.pk}, reviewed;" in response.json()["context"]
     trace = RecallTrace.objects.get(project=project)
     assert trace.query == "staging database host" and approved.pk in trace.claim_ids
     assert "API token" in trace.actor

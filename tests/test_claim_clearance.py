@@ -10,6 +10,7 @@ from django.urls import reverse
 from llmwiki import access
 from llmwiki.ingest import RawFile, ingest_files
 from llmwiki.models import Claim, Episode, Page, PageKey, Role, SecurityClass
+from llmwiki.search.documents import claim_ids_in, page_docs
 from llmwiki.search.retrieval import Caller as RetrievalCaller
 from llmwiki.search.retrieval import retrieve
 from llmwiki.wiki import claim_create, page_recompile, readable_markdown, withhold_claims
@@ -169,9 +170,14 @@ def test_the_api_page_and_provenance_apply_the_rule(
 
 def test_retrieval_labels_a_section_with_the_class_of_its_claims(project, claims, alice, carol):
     cleared = RetrievalCaller.for_user(alice, project)
+    restricted = claims["restricted"].pk
+    sections = {d.key: d for d in page_docs(project.pk) if restricted in claim_ids_in(d.text)}
+    assert sections and {d.security_class for d in sections.values()} == {"restricted"}
+    # Retrieval returns the claim, with the section it matched through as its context.
     pack = retrieve(project, "pilot boat spare keys locker", caller=cleared, record=False)
-    sections = [h for h in pack.hits if h.kind == "page" and claims["restricted"].pk in h.claim_ids]
-    assert sections and {h.security_class for h in sections} == {"restricted"}
+    hit = next(h for h in pack.hits if h.id == restricted and h.kind == "claim")
+    assert hit.security_class == "restricted" and hit.context in {d.text for d in sections.values()}
+    assert not [h for h in pack.hits if h.kind == "page" and restricted in h.claim_ids]
     viewer = RetrievalCaller.for_user(carol, project)
     for query in ("pilot boat spare keys locker", "night arrivals harbour master"):
         pack = retrieve(project, query, caller=viewer, record=False)

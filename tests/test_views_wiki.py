@@ -76,7 +76,7 @@ def test_history_and_claim_views_run_a_constant_number_of_queries(
     with django_assert_num_queries(6) as history_few:
         response = client.get(url("page_history", seeded, "SYSTEM_OVERVIEW"))
     assert response.content.count(b"<td>bob</td>") == 3
-    with django_assert_num_queries(11) as claim_few:
+    with django_assert_num_queries(12) as claim_few:
         response = client.get(url("claim", seeded, first.pk))
     assert b"r3, r2, r1" in response.content
     approve_many(seeded, bob, 27, start=3)

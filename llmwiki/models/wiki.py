@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -94,6 +95,20 @@ class ClaimQuerySet(models.QuerySet):
         """Claims that are current reviewed memory."""
         return self.filter(status=Claim.Status.APPROVED)
 
+    def approved_on(self, project: Project | int, moment: datetime) -> ClaimQuerySet:
+        """The project's claims that were approved memory at `moment`, read from the audit
+        log: a claim rolled back and brought back again has two spans, which one pair of
+        dates could not tell apart. Erased claims are gone from every date."""
+        events = AuditEvent.objects.filter(
+            project=project, object_type="Claim", at__lte=moment, action__in=STATUS_ACTIONS
+        ).order_by("at", "id")
+        last: dict[str, str] = {}
+        for object_id, action in events.values_list("object_id", "action").iterator():
+            last[object_id] = action
+        approved = Claim.Status.APPROVED
+        held = [int(pk) for pk, action in last.items() if STATUS_ACTIONS[action] == approved]
+        return self.filter(project=project, pk__in=held).exclude(status=Claim.Status.ERASED)
+
 
 class Claim(models.Model):
     class Status(models.TextChoices):
@@ -136,6 +151,13 @@ class Claim(models.Model):
         max_length=10, choices=SecurityClass.choices, default=SecurityClass.INTERNAL
     )
     flags = models.JSONField(default=list, blank=True)
+    # Two time axes. Recorded: from `approved_at` until `retired_at`, the decision that
+    # superseded, retracted, rolled back or erased it (null while approved). Held: when
+    # what it says was true as its evidence tells, from the earliest evidence's occurrence
+    # until the evidence of the claim that superseded it (null where nobody said).
+    retired_at = models.DateTimeField(null=True, blank=True)
+    held_from = models.DateTimeField(null=True, blank=True)
+    held_until = models.DateTimeField(null=True, blank=True)
 
     objects = ClaimQuerySet.as_manager()
 
@@ -162,6 +184,10 @@ class Claim(models.Model):
             if not locked.can_transition(to):
                 raise ValidationError(f"claim {self.pk} is {locked.status}; cannot move to {to}")
             before = {"status": locked.status}
+            if to == Claim.Status.APPROVED:
+                changes["retired_at"] = None
+            elif locked.status == Claim.Status.APPROVED:
+                changes["retired_at"] = timezone.now()
             self.status = to
             for field, value in changes.items():
                 setattr(self, field, value)
@@ -174,6 +200,32 @@ class Claim(models.Model):
                 after={"status": to, **(after or {})},
                 note=note,
             )
+
+    def supersession_chain(self) -> list[Claim]:
+        """Every version of this claim, oldest first, through `supersedes` both ways: two
+        queries however long the chain (one when nothing supersedes or is superseded)."""
+        links = dict(
+            Claim.objects.filter(project=self.project_id, supersedes__isnull=False).values_list(
+                "supersedes_id", "id"
+            )
+        )
+        back = {new: old for old, new in links.items()}
+        ids = [self.pk]
+        while ids[0] in back:
+            ids.insert(0, back[ids[0]])
+        while ids[-1] in links:
+            ids.append(links[ids[-1]])
+        if len(ids) == 1:
+            return [self]
+        rows = Claim.objects.in_bulk(ids)
+        return [rows[pk] for pk in ids]
+
+
+# The audit actions that set a claim's status, and the status each leaves it in.
+STATUS_ACTIONS = {
+    "claim.approve": Claim.Status.APPROVED,
+    **{f"claim.{status}": status for status in Claim.Status.values},
+}
 
 
 class Export(models.Model):

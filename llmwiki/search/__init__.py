@@ -1,9 +1,17 @@
-"""Search and retrieval over claims, page sections and episodes (DESIGN §10).
+"""Search and retrieval over claims, page sections, open conflicts and episodes (DESIGN §10).
 
-The public surface is `retrieve(project, query, caller=Caller(...), limit=10, budget=None)`
-returning a `ContextPack` of `Hit`s; `llmwiki.search.index` keeps the index current.
+The public surface is `retrieve(project, query, caller=Caller(...), limit=10, budget=None,
+as_of=None)` returning a `ContextPack` of `Hit`s; `llmwiki.search.index` keeps the index
+current.
 """
 
-from llmwiki.search.retrieval import Caller, ContextPack, Hit, RetrievalError, retrieve
+from llmwiki.search.retrieval import (
+    Caller,
+    ContextPack,
+    Hit,
+    RetrievalError,
+    parse_as_of,
+    retrieve,
+)
 
-__all__ = ["Caller", "ContextPack", "Hit", "RetrievalError", "retrieve"]
+__all__ = ["Caller", "ContextPack", "Hit", "RetrievalError", "parse_as_of", "retrieve"]

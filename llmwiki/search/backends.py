@@ -57,6 +57,12 @@ def _make_analyzer():
 
 # The analyzer the Whoosh fields use, for turning a query into the same terms.
 _ANALYZER = _make_analyzer()
+# An item's own words count in full, its context at CONTEXT_BOOST.
+FIELDS = (("body", 1.0), ("context", CONTEXT_BOOST))
+
+
+def _terms(query: str) -> list[str]:
+    return sorted({t.text for t in _ANALYZER(query)})
 
 
 class Backend:
@@ -84,8 +90,28 @@ class Backend:
         raise NotImplementedError
 
     def search(
-        self, project_id: int, layer: str, query: str, *, sensitive: bool, limit: int
+        self,
+        project_id: int,
+        layer: str,
+        query: str,
+        *,
+        sensitive: bool,
+        limit: int,
+        idf: dict[str, float] | None = None,
     ) -> list[tuple[str, float]]:
+        """(key, score) pairs, best first. With `idf` (from `idf()`), the scores of every
+        layer are on one scale; without it each word weighs by its rarity in the layer."""
+        raise NotImplementedError
+
+    def idf(self, project_id: int, query: str) -> dict[str, float]:
+        """The query's words weighted by their rarity among all of the project's documents,
+        every layer together, as if claims, sections and episodes were one collection:
+        then a claim's score and an episode's compare."""
+        raise NotImplementedError
+
+    def score_texts(self, query: str, texts: list[str], idf: dict[str, float]) -> list[float]:
+        """Scores of texts that are not in the index (open conflicts, claims as they stood
+        on a date), on the scale `search(..., idf=idf)` ranks documents on."""
         raise NotImplementedError
 
     def digests(self, project_id: int) -> dict[str, str]:
@@ -228,8 +254,10 @@ class WhooshBackend(Backend):
                 tmp.write_text(json.dumps([mark.episode_id, mark.audit_id, mark.revision_id]))
                 tmp.replace(path)
 
-    def search(self, project_id, layer, query, *, sensitive, limit):
-        terms = sorted({t.text for t in _ANALYZER(query)})
+    def search(self, project_id, layer, query, *, sensitive, limit, idf=None):
+        terms = _terms(query)
+        if idf is not None:
+            terms = [t for t in terms if t in idf]
         if not terms:
             return []
         searcher = self._searcher(project_id, layer)
@@ -238,12 +266,45 @@ class WhooshBackend(Backend):
         found = bm25f.top_k(
             str(self._project_dir(project_id) / layer),
             searcher,
-            (("body", 1.0), ("context", CONTEXT_BOOST)),
+            FIELDS,
             terms,
             limit,
             exclude=None if sensitive else ("clearance", "sensitive"),
+            idf=idf,
         )
         return [(searcher.stored_fields(doc)["key"], score) for doc, score in found]
+
+    def idf(self, project_id, query):
+        terms = _terms(query)
+        total, held = 0, dict.fromkeys(terms, 0)
+        for layer in LAYERS:
+            searcher = self._searcher(project_id, layer) if terms else None
+            if searcher is None:
+                continue
+            count, found = bm25f.doc_freqs(
+                str(self._project_dir(project_id) / layer), searcher, FIELDS, terms
+            )
+            total += count
+            for term, n in found.items():
+                held[term] += n
+        return {t: bm25f.okapi_idf(total, n) for t, n in held.items() if n}
+
+    def score_texts(self, query, texts, idf):
+        """BM25 over the texts' own words, their lengths against their own average."""
+        terms = [t for t in _terms(query) if t in idf]
+        if not texts or not terms:
+            return [0.0] * len(texts)
+        analysed = [[t.text for t in _ANALYZER(text)] for text in texts]
+        average = sum(len(words) for words in analysed) / len(analysed) or 1.0
+        scores = []
+        for words in analysed:
+            norm = (1 - bm25f.B) + bm25f.B * len(words) / average
+            scores.append(
+                math.fsum(
+                    bm25f.saturated(idf[t], tf / norm) for t in terms if (tf := words.count(t))
+                )
+            )
+        return scores
 
     def digests(self, project_id):
         out = {}
@@ -312,6 +373,9 @@ WHERE project_id = %s GROUP BY layer, lexeme
 UNION ALL
 SELECT layer, '', count(*) FROM llmwiki_searchdocument WHERE project_id = %s GROUP BY layer
 """
+# ts_rank's weights of labels D, C, B, A: an item's own words (A) in full, its context
+# (B) at CONTEXT_BOOST, as the Whoosh backend weighs its fields.
+WEIGHTS = f"'{{0, 0, {CONTEXT_BOOST}, 1}}'::float4[]"
 # Serialises writers of one project's rows and term counts (pg_advisory_xact_lock's
 # first key: this module's namespace; the second: the project id).
 LOCK_NAMESPACE = 0x5EA2C4
@@ -391,7 +455,7 @@ class PostgresBackend(Backend):
                     },
                 )
 
-    def search(self, project_id, layer, query, *, sensitive, limit):
+    def search(self, project_id, layer, query, *, sensitive, limit, idf=None):
         """Documents holding any of the query's words, ranked by idf-weighted term ranks.
 
         PostgreSQL's ts_rank knows how often a word occurs in a document but not how rare
@@ -417,15 +481,45 @@ class PostgresBackend(Backend):
             )
             docs = dict(cursor.fetchall())
             total = docs.pop("", 0)
+            if idf is None:
+                idf = {lexeme: bm25f.okapi_idf(total, n) for lexeme, n in docs.items() if n}
             # Rarest first: the order in which words join the ranking passes.
             words = sorted(
-                (docs[lexeme], lexeme, bm25f.okapi_idf(total, docs[lexeme]))
+                (docs[lexeme], lexeme, idf[lexeme])
                 for lexeme in lexemes
-                if docs.get(lexeme, 0) > 0
+                if docs.get(lexeme, 0) > 0 and lexeme in idf
             )
             if not words:
                 return []
             return _ranked(cursor, project_id, layer, sensitive, limit, words)
+
+    def idf(self, project_id, query):
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT lexeme, sum(docs) FROM llmwiki_searchterm WHERE project_id = %s "
+                "AND lexeme = ANY(array_append(tsvector_to_array(to_tsvector('english', %s)), ''))"
+                " GROUP BY lexeme",
+                [project_id, query],
+            )
+            docs = {lexeme: int(n) for lexeme, n in cursor.fetchall()}
+        total = docs.pop("", 0)
+        return {lexeme: bm25f.okapi_idf(total, n) for lexeme, n in docs.items() if n > 0}
+
+    def score_texts(self, query, texts, idf):
+        """Each text ranked as `search` ranks a document's own words (label A)."""
+        if not texts or not idf:
+            return [0.0] * len(texts)
+        terms = sorted(idf)
+        score = " + ".join(
+            f"%s * ts_rank({WEIGHTS}, setweight(to_tsvector('english', t.body), 'A'), %s::tsquery)"
+            for _ in terms
+        )
+        # Fixed fragments, one per query word; every value travels as a parameter.
+        sql = f"SELECT {score} FROM unnest(%s::text[]) WITH ORDINALITY t(body, n) ORDER BY n"  # noqa: S608
+        params = [x for term in terms for x in (idf[term], _tsquery_term(term))]
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [*params, list(texts)])
+            return [float(row[0]) for row in cursor.fetchall()]
 
     def digests(self, project_id):
         return dict(SearchDocument.objects.filter(project=project_id).values_list("key", "digest"))
@@ -468,8 +562,7 @@ def _ranked(cursor, project_id, layer, sensitive, limit, words) -> list[tuple[st
     saved: a word's rows jump from thousands to tens of thousands.)
     """
     terms = [(_tsquery_term(lexeme), idf) for _, lexeme, idf in words]
-    weights = f"'{{0, 0, {CONTEXT_BOOST}, 1}}'::float4[]"  # labels D, C, B, A
-    score = " + ".join(f"%s * ts_rank({weights}, vec, %s::tsquery)" for _ in terms)
+    score = " + ".join(f"%s * ts_rank({WEIGHTS}, vec, %s::tsquery)" for _ in terms)
     # The SQL is assembled from fixed fragments, one per query word; every value (the
     # words included) travels as a parameter.
     sql = (

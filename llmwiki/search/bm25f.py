@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 from whoosh.reading import TermNotFound
@@ -166,6 +166,30 @@ def forget(index_key: str) -> None:
     _cache.forget(_live.pop(index_key, set()))
 
 
+def saturated(idf: float, weighted_tf):
+    """One term's share of a BM25F score, given its length-normalised, boosted frequency."""
+    return idf * (K1 + 1) * weighted_tf / (weighted_tf + K1)
+
+
+def doc_freqs(
+    index_key: str, searcher, fields: Sequence[tuple[str, float]], terms: Iterable[str]
+) -> tuple[int, dict[str, int]]:
+    """The index's document count and, per term, the documents holding it in any of
+    `fields`: what `top_k` reads its idf from (deleted documents count, as there)."""
+    segments = _segments(index_key, searcher)
+    total = searcher.doc_count_all()
+    held = np.zeros(total, bool)
+    out = {}
+    for text in terms:
+        held.fill(False)
+        for field, _ in fields:
+            for seg in segments:
+                ids, _ = seg.postings(field, text)
+                held[ids + seg.offset] = True
+        out[text] = int(held.sum())
+    return total, out
+
+
 def top_k(
     index_key: str,
     searcher,
@@ -173,12 +197,15 @@ def top_k(
     terms: Iterable[str],
     limit: int,
     exclude: tuple[str, str] | None = None,
+    idf: Mapping[str, float] | None = None,
 ) -> list[tuple[int, float]]:
     """The `limit` best (document number, score) pairs for any of `terms` in `fields`.
 
     `fields` pairs each field with its boost; documents holding the `exclude` term
     (field, text) are left out, as are deleted ones. `index_key` names the index for the
-    cache (its directory).
+    cache (its directory). `idf` gives each term's weight when the scores must be
+    comparable with another index's (the same statistics for both); by default it is
+    Okapi's idf within this index.
     """
     terms = list(terms)
     segments = _segments(index_key, searcher)
@@ -199,8 +226,8 @@ def top_k(
                     weighted[ids + seg.offset] += boost * tf / norm
         matched = np.flatnonzero(weighted)
         if len(matched):
-            tf = weighted[matched]
-            scores[matched] += okapi_idf(total, len(matched)) * (K1 + 1) * tf / (tf + K1)
+            weight = idf[text] if idf is not None else okapi_idf(total, len(matched))
+            scores[matched] += saturated(weight, weighted[matched])
     for seg in segments:
         if seg.reader.has_deletions():
             gone = np.fromiter(seg.reader.deleted_docs_set, np.int64)

@@ -1,10 +1,16 @@
-"""The retrieval service: ranked hits across layers, packed within a token budget.
+"""The retrieval service: one ranked list across layers, packed within a token budget.
 
 `retrieve(project, query, caller=...)` is the one entry point for the CLI, the JSON API
-and the MCP server. Reviewed claims come first, then page sections, then episodes; every
+and the MCP server. Reviewed claims, page sections, open conflicts and episodes are scored
+on one scale (the query's words weighted by their rarity among all of the project's
+documents) and ranked together; the layer and trust of an item lift its score by a fixed
+factor (`BOOST`), so reviewed memory wins a near tie and never a much better match. Every
 hit names its layer and carries its citations. Every retrieval writes a `RecallTrace`,
 whose episode ids (a claim's hit counts for the episodes it was built from) feed the
 relevance and query-diversity signals of the next dream sweep.
+
+With `as_of`, it answers from the claims that were approved memory at that moment, the
+conflicts open then and the episodes recorded by then.
 """
 
 from __future__ import annotations
@@ -13,14 +19,16 @@ import math
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, date, datetime
+from datetime import time as dt_time
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 
-from llmwiki.access import is_sensitive, role_in
-from llmwiki.models import ROLE_RANK, Claim, Episode, Page, Project, RecallTrace
-from llmwiki.search.backends import WORDS, backend
+from llmwiki.access import HELD_STATUSES, Labels, is_sensitive, role_in
+from llmwiki.models import ROLE_RANK, Claim, Episode, Page, Project, RecallTrace, Role
+from llmwiki.search import disputes as dispute_source
+from llmwiki.search.backends import WORDS, Backend, backend
 from llmwiki.search.documents import (
     CLAIM,
     EPISODE,
@@ -33,9 +41,29 @@ from llmwiki.search.documents import (
 from llmwiki.search.index import index_fold
 from llmwiki.security.raw import redact_secrets
 
-HEADERS = {CLAIM: "Reviewed claims", PAGE: "Wiki pages", EPISODE: "Episodes (unreviewed)"}
+CONFLICT = "conflict"
 MAX_LIMIT = 100
 MAX_QUERY = 1000
+# What an item's layer and trust multiply its score by. Reviewed material (a claim, a page
+# section compiled from claims) and an open conflict (which an agent must not miss) gain a
+# fifth over a draft episode matching as well: they win a near tie (within a sixth), and a
+# match that lacks one of two equally rare query words (about half the score) stays ahead
+# of them. An episode marked reviewed or approved at import sits in between.
+BOOST = {
+    CLAIM: 1.2,
+    PAGE: 1.2,
+    CONFLICT: 1.2,
+    Episode.Trust.DRAFT: 1.0,
+    Episode.Trust.REVIEWED: 1.1,
+    Episode.Trust.APPROVED: 1.2,
+}
+# How well a claim must match, against an episode it rests on, to stand in for it: within
+# the near tie its boost settles. A claim matching worse may state another part of a long
+# episode; the episode then keeps its own place.
+STAND_IN = 1 / BOOST[CLAIM]
+# Candidates read from each layer before the one list is cut to `limit`: enough that
+# evidence dropped under its claim, and sections folded into their claims, leave a full list.
+POOL = 3
 # How much an episode gains when the query names its speaker (see `_rerank`).
 SPEAKER_BOOST = 0.5
 # What an episode that only asks keeps of its score: behind a statement matching as well,
@@ -53,16 +81,18 @@ class RetrievalError(ValueError):
 
 @dataclass(frozen=True)
 class Caller:
-    """Who retrieves, and whether they are cleared for restricted or PII-flagged text."""
+    """Who retrieves: cleared for restricted or PII-flagged text (`sensitive`), and for
+    quarantined or discarded material, which only maintainers read (`maintainer`)."""
 
     actor: str
     sensitive: bool = False
+    maintainer: bool = False
 
     @classmethod
     def for_role(cls, actor: str, project: Project, role: str | None) -> Caller:
         """A caller holding `role` in `project` (None: no role, nothing sensitive)."""
         cleared = role is not None and ROLE_RANK[role] >= ROLE_RANK[project.restricted_clearance]
-        return cls(actor=actor, sensitive=cleared)
+        return cls(actor=actor, sensitive=cleared, maintainer=role == Role.MAINTAINER)
 
     @classmethod
     def for_user(cls, user: AbstractBaseUser, project: Project) -> Caller:
@@ -71,12 +101,18 @@ class Caller:
     @classmethod
     def operator(cls, actor: str = "cli") -> Caller:
         """The machine's operator (the command line): reads what a maintainer reads."""
-        return cls(actor=actor, sensitive=True)
+        return cls(actor=actor, sensitive=True, maintainer=True)
+
+    def may_read(self, labels: Labels) -> bool:
+        """The clearance rule of `llmwiki.access`, for a caller without a project role."""
+        if labels.status in HELD_STATUSES:
+            return self.maintainer
+        return self.sensitive or not is_sensitive(labels.security_class, labels.flags)
 
 
 @dataclass
 class Hit:
-    kind: str  # the layer: "claim", "page" or "episode"
+    kind: str  # the layer: "claim", "page", "conflict" or "episode"
     id: int | str
     text: str
     score: float
@@ -88,13 +124,22 @@ class Hit:
     claim_ids: list[int] = field(default_factory=list)
     evidence_ids: list[int] = field(default_factory=list)
     locators: list[dict[str, Any]] = field(default_factory=list)
+    section: str = ""  # a claim's section on its page
+    context: str = ""  # a claim's page section, when the section matched too
+    status: str = ""  # a conflict's (open, escalated); a claim's now, when asked as of a date
+    disputed: list[int] = field(default_factory=list)  # open conflicts a claim is a side of
+    valid: dict[str, Any] = field(default_factory=dict)  # a claim's two time axes
+
+    @property
+    def line(self) -> str:
+        return f"- {self.text} [{_citation(self)}]"
 
     @property
     def tokens(self) -> int:
-        return estimate_tokens(self.text)
+        return estimate_tokens(self.line)
 
     def as_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "kind": self.kind,
             "layer": self.kind,
             "id": self.id,
@@ -108,21 +153,34 @@ class Hit:
             "citations": {"claim_ids": self.claim_ids, "episode_ids": self.evidence_ids},
             "locators": self.locators,
         }
+        if self.kind == CLAIM:
+            out.update(
+                section=self.section,
+                context=self.context,
+                disputed=self.disputed,
+                status=self.status or Claim.Status.APPROVED,
+                valid=self.valid,
+            )
+        elif self.kind == CONFLICT:
+            out["status"] = self.status
+        return out
 
 
 @dataclass
 class ContextPack:
-    """Hits that fit the budget, in rank order, rendered with one header per layer."""
+    """Hits that fit the budget, in rank order, one line each."""
 
     query: str
     hits: list[Hit]
     budget: int | None
     tokens: int
     dropped: int = 0  # hits that did not fit the budget
+    as_of: datetime | None = None
 
     def as_json(self) -> dict[str, Any]:
         return {
             "query": self.query,
+            "as_of": self.as_of.isoformat() if self.as_of else None,
             "budget": self.budget,
             "tokens": self.tokens,
             "dropped": self.dropped,
@@ -133,34 +191,48 @@ class ContextPack:
         return render_pack(self.hits)
 
 
+def parse_as_of(text: str) -> datetime:
+    """A date (YYYY-MM-DD: the end of that day, UTC) or an ISO 8601 moment (UTC unless it
+    names its offset), as `retrieve(as_of=...)` takes it."""
+    text = (text or "").strip()
+    try:
+        if len(text) == 10:
+            day = date.fromisoformat(text)
+            return datetime.combine(day, dt_time.max, tzinfo=UTC)
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise RetrievalError(
+            "as_of", f"as_of {text!r} is not a date (YYYY-MM-DD) or an ISO 8601 date and time"
+        ) from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
 def estimate_tokens(text: str) -> int:
     """About four characters a token, the usual rule for English with BPE tokenizers."""
     return max(1, math.ceil(len(text) / 4))
 
 
 def render_pack(hits: list[Hit]) -> str:
-    lines: list[str] = []
-    for layer in (CLAIM, PAGE, EPISODE):
-        mine = [h for h in hits if h.kind == layer]
-        if not mine:
-            continue
-        lines += [f"## {HEADERS[layer]}", ""]
-        for h in mine:
-            lines.append(f"- {h.text} [{_citation(h)}]")
-        lines.append("")
-    return "\n".join(lines)
+    """One line a hit, best first, each saying what it is and what it rests on."""
+    return "".join(h.line + "\n" for h in hits)
 
 
 def _citation(h: Hit) -> str:
     if h.kind == CLAIM:
-        return f"claim {h.id}; evidence " + ", ".join(f"#{i}" for i in h.evidence_ids)
+        parts = [f"claim {h.id}, reviewed"]
+        if h.status and h.status != Claim.Status.APPROVED:
+            parts[0] += f", {h.status} since"
+        if h.evidence_ids:
+            parts.append("evidence " + ", ".join(f"#{i}" for i in h.evidence_ids))
+        parts.append(h.page_target + (f" § {h.section}" if h.section else ""))
+        if h.disputed:
+            parts.append("disputed: " + ", ".join(f"conflict {i}" for i in h.disputed))
+        return "; ".join(parts)
     if h.kind == PAGE:
-        return f"page {h.page_target}"
+        return f"page {h.page_target}, reviewed"
+    if h.kind == CONFLICT:
+        return f"conflict {h.id}, {h.status}, unresolved"
     return f"episode {h.id}, {h.trust_label}"
-
-
-def _header_tokens(layer: str) -> int:
-    return estimate_tokens(f"## {HEADERS[layer]}\n\n")
 
 
 def retrieve(
@@ -171,13 +243,14 @@ def retrieve(
     limit: int = 10,
     budget: int | None = None,
     record: bool = True,
+    as_of: datetime | None = None,
 ) -> ContextPack:
     """Search the project's memory for `query` as `caller` sees it.
 
-    Returns up to `limit` hits (claims, then page sections, then episodes) whose text,
-    with a header per layer, fits `budget` tokens (None: no budget). Raises
-    `RetrievalError` on an empty query or a limit outside 1..100. Writes one
-    `RecallTrace` unless `record` is False.
+    Returns up to `limit` hits, best first, whose lines fit `budget` tokens (None: no
+    budget); with `as_of`, what the reviewed memory said at that moment. Raises
+    `RetrievalError` on an empty query, a limit outside 1..100 or a budget below 1.
+    Writes one `RecallTrace` unless `record` is False.
     """
     query = " ".join((query or "").split())
     if not query:
@@ -191,59 +264,146 @@ def retrieve(
     started = time.perf_counter()
     using = backend()
     index_fold(project, using)
-    sensitive = caller.sensitive
-    claims = using.search(project.pk, CLAIM, query, sensitive=sensitive, limit=limit)
-    # Spare episodes: those a claim above cites are dropped, they would repeat its evidence.
-    episodes = using.search(project.pk, EPISODE, query, sensitive=sensitive, limit=3 * limit)
-    hits = _claims(project, claims, caller)
-    hits += _pages(project, using, query, caller, limit - len(hits))
-    cited = {i for h in hits for i in h.evidence_ids}
-    hits += _episodes(project, episodes, caller, limit - len(hits), cited, query)
-    pack = _pack(query, hits, budget)
+    idf = using.idf(project.pk, query)
+    pool = POOL * limit
+    open_conflicts = dispute_source.unresolved(project.pk, as_of)
+    if as_of is None:
+        found = using.search(
+            project.pk, CLAIM, query, sensitive=caller.sensitive, limit=pool, idf=idf
+        )
+        claims = _claims(project, found, caller)
+        sections = _sections(project, using, query, caller, pool, idf)
+    else:
+        claims = _claims_on(project, using, query, idf, caller, as_of, pool)
+        sections = []  # pages are compiled now; a past date reads its claims instead
+    found = using.search(
+        project.pk,
+        EPISODE,
+        query,
+        sensitive=caller.sensitive,
+        # Episodes recorded after the date are dropped below, so read further down.
+        limit=pool if as_of is None else 3 * pool,
+        idf=idf,
+    )
+    episodes = _episodes(project, found, caller, query, as_of)
+    conflicts = _conflicts(using, query, idf, caller, open_conflicts)
+    _mark_disputed(claims, open_conflicts)
+    hits = _one_list(claims, sections, conflicts, episodes, limit)
+    pack = _pack(query, hits, budget, as_of)
     if record:
         _trace(project, pack, caller, round((time.perf_counter() - started) * 1000))
     return pack
 
 
-def _normalised(found: list[tuple[str, float]]) -> list[tuple[int | str, float]]:
-    """Keys to ids, scores scaled to (0, 1] by the best hit of the layer."""
-    if not found:
-        return []
-    best = max(score for _, score in found) or 1.0
-    return [(key.split(":", 1)[1], score / best) for key, score in found]
+def _boosted(hit: Hit, score: float) -> Hit:
+    hit.score = score * BOOST.get(hit.kind, BOOST.get(hit.trust_label, 1.0))
+    return hit
 
 
-def _claims(project, found, caller) -> list[Hit]:
-    found = _normalised(found)
+def _one_list(claims, sections, conflicts, episodes, limit: int) -> list[Hit]:
+    """Every layer in one order by score. A section whose claims are listed gives way to
+    them: it becomes their context, and the best of them takes its score when higher.
+    A claim matching at least STAND_IN as well as an episode it rests on is the reviewed
+    statement of it and takes its place; an episode a claim or conflict above it cites is
+    dropped, as it would repeat its evidence. Scores are then divided by the best one, so
+    the list's top is 1.0 and the rest compare."""
+    by_id = {h.id: h for h in claims}
+    raw = {h.id: h.score for h in episodes}
+    for claim in claims:
+        near = [raw[e] for e in claim.evidence_ids if 0 < raw.get(e, 0) * STAND_IN <= claim.score]
+        claim.score = max([claim.score, *near])
+    kept_sections = []
+    for section in sections:
+        inside = [by_id[pk] for pk in section.claim_ids if pk in by_id]
+        if not inside:
+            kept_sections.append(section)
+            continue
+        for claim in inside:
+            claim.context = claim.context or section.text
+        best = max(inside, key=lambda h: h.score)
+        best.score = max(best.score, section.score)
+    ranked = sorted([*claims, *kept_sections, *conflicts, *episodes], key=lambda h: -h.score)
+    out: list[Hit] = []
+    cited: set[int] = set()
+    for hit in ranked:
+        if hit.kind == EPISODE and hit.id in cited:
+            continue
+        out.append(hit)
+        if hit.kind in (CLAIM, CONFLICT):
+            cited.update(hit.evidence_ids)
+        if len(out) == limit:
+            break
+    best = max((h.score for h in out), default=1.0) or 1.0
+    for h in out:
+        h.score /= best
+    return out
+
+
+def _claim_hit(claim: Claim, score: float, episodes: list[Episode]) -> Hit:
+    return _boosted(
+        Hit(
+            kind=CLAIM,
+            id=claim.pk,
+            text=claim.text,
+            score=score,
+            trust_label=Episode.Trust.APPROVED,
+            security_class=claim.security_class,
+            page_target=claim.page.key,
+            claim_ids=[claim.pk],
+            evidence_ids=[e.pk for e in episodes],
+            locators=[_locator(e) for e in episodes],
+            section=claim.section,
+            valid={
+                "recorded_from": claim.approved_at.isoformat(),
+                "recorded_until": _iso(claim.retired_at),
+                "held_from": _iso(claim.held_from),
+                "held_until": _iso(claim.held_until),
+            },
+        ),
+        score,
+    )
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return moment.isoformat() if moment else None
+
+
+def _claims(project, found: list[tuple[str, float]], caller) -> list[Hit]:
+    found = [(int(key.split(":", 1)[1]), score) for key, score in found]
     if not found:
         return []
-    ids = [int(k) for k, _ in found]
+    ids = [pk for pk, _ in found]
     # The index may lag a transition by one fold; the database has the last word.
     claims = Claim.objects.filter(project=project, pk__in=ids, status=Claim.Status.APPROVED)
     claims = {c.pk: c for c in claims.select_related("page")}
     evidence = _evidence(ids)
     out = []
-    for key, score in found:
-        claim = claims.get(int(key))
-        if claim is None or (
-            not caller.sensitive and is_sensitive(claim.security_class, claim.flags)
-        ):
+    for pk, score in found:
+        claim = claims.get(pk)
+        if claim is None or not caller.may_read(Labels.of(claim)):
             continue
-        eps = evidence.get(claim.pk, [])
-        out.append(
-            Hit(
-                kind=CLAIM,
-                id=claim.pk,
-                text=claim.text,
-                score=score,
-                trust_label=Episode.Trust.APPROVED,
-                security_class=claim.security_class,
-                page_target=claim.page.key,
-                claim_ids=[claim.pk],
-                evidence_ids=[e.pk for e in eps],
-                locators=[_locator(e) for e in eps],
-            )
-        )
+        out.append(_claim_hit(claim, score, evidence.get(claim.pk, [])))
+    return out
+
+
+def _claims_on(project, using: Backend, query, idf, caller, as_of, pool) -> list[Hit]:
+    """The claims approved at `as_of`, scored like indexed ones: the index holds only the
+    current claims, so these are read from the database and scored on the spot."""
+    claims = [
+        c
+        for c in Claim.objects.approved_on(project, as_of).select_related("page").order_by("id")
+        if caller.may_read(Labels.of(c))
+    ]
+    scores = using.score_texts(query, [c.text for c in claims], idf)
+    best = sorted(
+        ((s, c) for s, c in zip(scores, claims, strict=True) if s > 0), key=lambda x: -x[0]
+    )[:pool]
+    evidence = _evidence([c.pk for _, c in best])
+    out = []
+    for score, claim in best:
+        hit = _claim_hit(claim, score, evidence.get(claim.pk, []))
+        hit.status = claim.status
+        out.append(hit)
     return out
 
 
@@ -259,21 +419,17 @@ def _locator(episode: Episode) -> dict[str, Any]:
     return {"episode_id": episode.pk, **(episode.locator or {})}
 
 
-def _pages(project, using, query, caller, limit) -> list[Hit]:
-    if limit <= 0:
-        return []
-    found = _normalised(
-        using.search(project.pk, PAGE, query, sensitive=caller.sensitive, limit=limit)
-    )
+def _sections(project, using: Backend, query, caller, limit, idf) -> list[Hit]:
+    found = using.search(project.pk, PAGE, query, sensitive=caller.sensitive, limit=limit, idf=idf)
     pages = {
         p.pk: p
         for p in Page.objects.filter(
-            project=project, pk__in={int(k.split(":")[0]) for k, _ in found}
+            project=project, pk__in={int(k.split(":")[1]) for k, _ in found}
         ).select_related("current_revision")
     }
-    wanted: dict[int, list[str]] = {}
+    wanted: dict[str, str] = {}
     for key, _ in found:
-        page_id, n = (int(x) for x in key.split(":"))
+        page_id, n = (int(x) for x in key.split(":")[1:])
         page = pages.get(page_id)
         if page is not None and page.current_revision is not None:
             sections = split_sections(page.current_revision.markdown)
@@ -288,41 +444,78 @@ def _pages(project, using, query, caller, limit) -> list[Hit]:
     for key, score in found:
         if key not in wanted:
             continue
-        page = pages[int(key.split(":")[0])]
+        page = pages[int(key.split(":")[1])]
         text = wanted[key]
         section_labels = labels_of_section(text, labels)
-        if not caller.sensitive and is_sensitive(
-            section_labels.security_class, section_labels.flags
-        ):
+        if not caller.may_read(section_labels):
             continue  # the index lagged a new claim's labels by one fold
-        claim_ids = sorted(claim_ids_in(text))
         out.append(
-            Hit(
-                kind=PAGE,
-                id=key,
-                text=text,
-                score=score,
-                trust_label=Episode.Trust.APPROVED,
-                security_class=section_labels.security_class,
-                page_target=page.key,
-                claim_ids=claim_ids,
-                locators=[{"page": page.key, "revision": page.current_revision.number}],
+            _boosted(
+                Hit(
+                    kind=PAGE,
+                    id=key.split(":", 1)[1],
+                    text=text,
+                    score=score,
+                    trust_label=Episode.Trust.APPROVED,
+                    security_class=section_labels.security_class,
+                    page_target=page.key,
+                    claim_ids=sorted(claim_ids_in(text)),
+                    locators=[{"page": page.key, "revision": page.current_revision.number}],
+                ),
+                score,
             )
         )
     return out
 
 
-def _episodes(project, found, caller, limit, cited: set[int], query: str = "") -> list[Hit]:
-    if limit <= 0:
-        return []
-    found = _normalised(found)
-    ids = [int(k) for k, _ in found if int(k) not in cited]
-    rows = Episode.objects.filter(project=project, pk__in=ids, status=Episode.Status.ACTIVE)
+def _conflicts(using: Backend, query, idf, caller, disputes) -> list[Hit]:
+    """Open conflicts whose every side the caller may read, scored on their sides' words."""
+    readable = [d for d in disputes if all(caller.may_read(s.labels) for s in d.sides)]
+    scores = using.score_texts(query, [" ".join(s.text for s in d.sides) for d in readable], idf)
+    matched = [(d, score) for d, score in zip(readable, scores, strict=True) if score > 0]
+    episodes = Episode.objects.in_bulk([i for d, _ in matched for i in d.evidence_ids])
+    return [
+        _boosted(
+            Hit(
+                kind=CONFLICT,
+                id=d.conflict_id,
+                text=d.text,
+                score=score,
+                trust_label="disputed",
+                security_class=Labels.strictest(s.labels for s in d.sides).security_class,
+                claim_ids=d.claim_ids,
+                evidence_ids=d.evidence_ids,
+                locators=[_locator(episodes[i]) for i in d.evidence_ids if i in episodes],
+                status=d.status,
+            ),
+            score,
+        )
+        for d, score in matched
+    ]
+
+
+def _mark_disputed(claims: list[Hit], disputes) -> None:
+    """A claim that is a side of an open conflict says so wherever it is returned."""
+    sides: dict[int, list[int]] = defaultdict(list)
+    for d in disputes:
+        for pk in d.claim_ids:
+            sides[pk].append(d.conflict_id)
+    for hit in claims:
+        hit.disputed = sorted(sides.get(hit.id, []))
+
+
+def _episodes(project, found, caller, query: str, as_of: datetime | None) -> list[Hit]:
+    found = [(int(key.split(":", 1)[1]), score) for key, score in found]
+    rows = Episode.objects.filter(
+        project=project, pk__in=[pk for pk, _ in found], status=Episode.Status.ACTIVE
+    )
+    if as_of is not None:
+        rows = rows.filter(recorded_at__lte=as_of)
     episodes = {e.pk: e for e in rows}
     out = []
-    for key, score in found:
-        e = episodes.get(int(key))
-        if e is None or (not caller.sensitive and is_sensitive(e.security_class, e.flags or ())):
+    for pk, score in found:
+        e = episodes.get(pk)
+        if e is None or not caller.may_read(Labels.of(e)):
             continue
         out.append(
             Hit(
@@ -338,12 +531,11 @@ def _episodes(project, found, caller, limit, cited: set[int], query: str = "") -
                 locators=[_locator(e)],
             )
         )
-    return _rerank(out, query)[:limit]
+    return [_boosted(h, h.score) for h in _rerank(out, query)]
 
 
 def _rerank(hits: list[Hit], query: str) -> list[Hit]:
-    """Lift what the person a query names said or did, set back an episode that only
-    asks, then rescale to (0, 1].
+    """Lift what the person a query names said or did, set back an episode that only asks.
 
     "What did Caroline research?" asks about Caroline's turns; BM25 alone weighs her name
     like any common word. Tuned on the LoCoMo dev split (evidence hit@5 0.629 → 0.665).
@@ -359,25 +551,19 @@ def _rerank(hits: list[Hit], query: str) -> list[Hit]:
         if h.text.rstrip().endswith("?"):
             h.score *= QUESTION_WEIGHT
     hits.sort(key=lambda h: -h.score)
-    best = max((h.score for h in hits), default=1.0) or 1.0
-    for h in hits:
-        h.score /= best
     return hits
 
 
-def _pack(query: str, hits: list[Hit], budget: int | None) -> ContextPack:
+def _pack(query: str, hits: list[Hit], budget: int | None, as_of=None) -> ContextPack:
     if budget is None:
-        used = sum(h.tokens for h in hits) + sum(_header_tokens(k) for k in {h.kind for h in hits})
-        return ContextPack(query, hits, None, used)
-    kept, used, headed = [], 0, set()
+        return ContextPack(query, hits, None, sum(h.tokens for h in hits), as_of=as_of)
+    kept, used = [], 0
     for h in hits:
-        cost = h.tokens + (0 if h.kind in headed else _header_tokens(h.kind))
-        if used + cost > budget:
+        if used + h.tokens > budget:
             continue  # a smaller hit further down may still fit
         kept.append(h)
-        used += cost
-        headed.add(h.kind)
-    return ContextPack(query, kept, budget, used, dropped=len(hits) - len(kept))
+        used += h.tokens
+    return ContextPack(query, kept, budget, used, dropped=len(hits) - len(kept), as_of=as_of)
 
 
 def _trace(project: Project, pack: ContextPack, caller: Caller, duration_ms: int) -> RecallTrace:

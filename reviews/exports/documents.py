@@ -91,6 +91,26 @@ def _none_yet(state: State, default: str) -> str:
     return "_Nothing reviewed for this audience._" if state.claim_ids else note
 
 
+# Said at the top of every startup packet. The packet stands alone: it names no file it
+# does not come with.
+PACKET_RULES = (
+    "Only the claims in this packet are reviewed memory; each links to why it is here.",
+    "Follow every rule under Governance; one this packet had no room for is named at its "
+    "end and binds you as well: read it before you act.",
+    "Treat open questions as undecided: do not act on either side without asking.",
+    "Stop for human approval before changing security, privacy, policy or production.",
+)
+# Where an agent finds more, by how it reads the packet: as an exported file (the ledger
+# and manifest come with it), or over the JSON API or MCP (only the memory's own tools).
+PACKET_MORE = {
+    "file": "EVIDENCE_LEDGER.json beside this file maps each line to its claims, evidence "
+    "episodes and sources; MANIFEST.json counts what was withheld.",
+    "api": "Ask the memory for the rest: memory_retrieve, memory_provenance and "
+    "memory_open_questions over MCP, or GET retrieve?q=…, provenance/claim/{id}, pages/{key} "
+    "and open-questions under /api/projects/{slug}/ with your token.",
+}
+
+
 class Ledger:
     """Statements by file and line: what each line says and what it rests on."""
 
@@ -270,30 +290,54 @@ def _risks(state: State) -> list[str]:
     return lines
 
 
-def startup_packet(state: State, ledger: Ledger, budget: int) -> tuple[dict[str, str], dict]:
-    """Instructions, runbooks, current state and an index, cut to `budget` characters.
+def startup_packet(
+    state: State, ledger: Ledger, budget: int, reader: str = "file"
+) -> tuple[dict[str, str], dict]:
+    """Instructions, governance, runbooks, current state and open questions, with an
+    index, cut to `budget` characters.
 
-    Claims go in by priority until the budget would be passed; the rest are named by
-    page and id at the end, so an agent knows what it did not load. Returns the files and
-    what was left out (for the manifest).
+    Claims and open questions go in by priority until the budget would be passed; the rest
+    are named at the end (every governance rule by id), with where to read them, so an
+    agent knows what it did not load. `reader` is how the agent gets the packet: "file"
+    (an export, with its ledger and manifest) or "api" (the JSON API or MCP), and the packet
+    points only to what that reader can reach. Returns the files and what was left out.
     """
     if budget < MIN_BUDGET:
         raise ValueError(f"budget {budget} is below the minimum of {MIN_BUDGET} characters")
     doc = Doc("STARTUP_PACKET.md", ledger)
-    _header(doc, "Startup packet", state)
-    doc.add("", "## How to use this packet", "", *(f"- {rule}" for rule in HOUSE_RULES))
+    doc.add(
+        f"# Startup packet: {md(state.project_name)}",
+        "",
+        f"_Audience: {state.audience}. Reviewed memory as of {state.as_of:%Y-%m-%d %H:%M} UTC._",
+    )
+    if withheld_claims(state):
+        doc.add("", withheld_claims(state))
+    if state.description:
+        doc.add("", md(state.description.strip()))
+    more = PACKET_MORE[reader].replace("{slug}", state.project_slug)
+    doc.add("", "## How to use this packet", "", *(f"- {rule}" for rule in PACKET_RULES))
+    doc.add(f"- {more}")
     index = ["", "## Index", ""] + [
         f"- {key}: {len(p.items)} claim(s), revision {p.revision}"
         for key, p in sorted(state.pages.items())
     ]
     index.append(f"- Open questions: {len(state.questions)}")
-    reserve = sum(len(line) + 1 for line in index) + 600  # the index and the left-out note
+    everything = {k: [i.claim_id for i in p.items] for k, p in state.pages.items() if p.items}
+    # Room kept for the index and for the longest left-out note: one naming everything.
+    worst = _left_out(state, budget, everything, state.questions, reader)
+    reserve = sum(len(line) + 1 for line in [*index, *worst])
     left: dict[str, list[int]] = {}
+    skipped: list[Question] = []
     for title, keys in (
         ("Agent instructions", ("AGENT_INSTRUCTIONS",)),
+        ("Governance", ("GOVERNANCE",)),
+        ("Open questions", ()),
         ("Runbooks", ("RUNBOOKS",)),
         ("Current state", ("SYSTEM_OVERVIEW", "DECISION_LOG")),
     ):
+        if not keys:
+            skipped = _open_questions(doc, state.questions, budget - reserve)
+            continue
         items = state.items(*keys)
         if not items:
             continue
@@ -309,13 +353,8 @@ def startup_packet(state: State, ledger: Ledger, budget: int) -> tuple[dict[str,
             else:
                 doc.claim(item)
     doc.add(*index)
-    if left:
-        doc.add("", f"## Left out (budget {budget:,} characters)", "")
-        for key, ids in sorted(left.items()):
-            shown = ", ".join(str(i) for i in ids[:8]) + (", …" if len(ids) > 8 else "")
-            doc.add(
-                f"- {key}: {len(ids)} claim(s) not loaded (ids {shown}); read {key} in the wiki."
-            )
+    if left or skipped:
+        doc.add(*_left_out(state, budget, left, skipped, reader))
     text = doc.text()
     if len(text) > budget:
         raise ValueError(f"budget {budget} is too small for the packet's index ({len(text)} chars)")
@@ -323,8 +362,50 @@ def startup_packet(state: State, ledger: Ledger, budget: int) -> tuple[dict[str,
         "budget": budget,
         "chars": len(text),
         "claims": {k: v for k, v in sorted(left.items())},
+        "open_questions": [q.conflict_id for q in skipped],
     }
     return {doc.name: text}, left_out
+
+
+def _left_out(
+    state: State, budget: int, left: dict[str, list[int]], skipped: list[Question], reader: str
+) -> list[str]:
+    """What the packet did not load and where to read it; every governance rule by id."""
+    lines = ["", f"## Left out (budget {budget:,} characters)", ""]
+    for key, ids in sorted(left.items()):
+        named = ids if key == "GOVERNANCE" else ids[:8]
+        shown = ", ".join(str(i) for i in named) + (", …" if len(ids) > len(named) else "")
+        also = f" or GET pages/{key}" if reader == "api" else ""
+        lines.append(
+            f"- {key}: {len(ids)} claim(s) not loaded (ids {shown}); "
+            f"read them at {state.pages[key].link}{also}."
+        )
+    if skipped:
+        shown = ", ".join(str(q.conflict_id) for q in skipped)
+        also = " or with memory_open_questions" if reader == "api" else ""
+        lines.append(
+            f"- Open questions: {len(skipped)} not loaded (conflicts {shown}); "
+            f"read them at {state.questions_link}{also}."
+        )
+    return lines
+
+
+def _open_questions(doc: Doc, questions: list[Question], room: int) -> list[Question]:
+    """Each open question with its sides while it fits in `room` characters; the rest."""
+    if not questions:
+        return []
+    skipped = []
+    doc.add("", "## Open questions")
+    for q in questions:
+        trial = Doc(doc.name, Ledger())
+        trial.questions([q])
+        if doc.size_with(*trial.lines) > room:
+            skipped.append(q)
+        else:
+            doc.questions([q])
+    if len(skipped) == len(questions):
+        doc.add("", "_None fit the budget; see Left out._")
+    return skipped
 
 
 def handoff(state: State, ledger: Ledger) -> dict[str, str]:

@@ -68,6 +68,7 @@ class PageState:
     revision: int
     content_hash: str
     items: tuple[Item, ...]
+    link: str = ""  # the page in the wiki
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,7 @@ class State:
     changelog: list[tuple[str, str, str]]  # (at, actor, summary)
     episodes: list[ContextEpisode]
     withheld: Counter = field(default_factory=Counter)
+    questions_link: str = ""  # the project's open conflicts in the wiki
 
     def items(self, *keys: str) -> list[Item]:
         return [item for key in keys if key in self.pages for item in self.pages[key].items]
@@ -205,6 +207,7 @@ def select_state(project: Project, audience: str, episode_ids: Iterable[int] = (
             revision=revision.number,
             content_hash=revision.content_hash,
             items=tuple(items),
+            link=_link("reviews:page", project.slug, page.key),
         )
     changelog = list(ChangelogEntry.objects.filter(project=project).order_by("at", "id"))
     moments += [entry.at for entry in changelog[-1:]]
@@ -220,6 +223,7 @@ def select_state(project: Project, audience: str, episode_ids: Iterable[int] = (
         changelog=[(_iso(e.at), e.actor, e.summary) for e in changelog],
         episodes=context,
         withheld=withheld,
+        questions_link=_link("reviews:conflicts", project.slug),
     )
 
 

@@ -1,4 +1,5 @@
-"""manage.py retrieve --project SLUG (--query TEXT | --queries-file FILE) [--k N] [--json]"""
+"""manage.py retrieve --project SLUG (--query TEXT | --queries-file FILE) [--k N] [--as-of DATE]
+[--json]"""
 
 from __future__ import annotations
 
@@ -8,12 +9,13 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 
 from llmwiki.management.base import ProjectCommand
-from llmwiki.search import Caller, RetrievalError, retrieve
+from llmwiki.search import Caller, RetrievalError, parse_as_of, retrieve
 
 
 class Command(ProjectCommand):
     help = (
-        "Search a project's memory: reviewed claims first, then page sections and episodes. "
+        "Search a project's memory: reviewed claims, page sections, open conflicts and episodes "
+        "in one ranked list. --as-of answers from what the reviewed memory said on that date. "
         "--queries-file answers a JSONL file of {id, query} from one process, a line each."
     )
 
@@ -25,14 +27,25 @@ class Command(ProjectCommand):
         parser.add_argument("--k", type=int, default=10, help="hits per query (1-100)")
         parser.add_argument("--budget", type=int, help="token budget of the context pack")
         parser.add_argument(
+            "--as-of",
+            metavar="DATE",
+            help="answer as the memory stood then: YYYY-MM-DD (end of that day, UTC) "
+            "or an ISO 8601 date and time",
+        )
+        parser.add_argument(
             "--as",
             dest="username",
             metavar="USERNAME",
             help="retrieve with this member's clearance (default: the operator's, all of it)",
         )
 
-    def handle(self, *args, project, json, query, queries_file, k, budget, username, **opts):
+    def handle(self, *args, project, json, query, queries_file, k, budget, username, as_of, **opts):
         target = self.get_project(project)
+        if as_of is not None:
+            try:
+                as_of = parse_as_of(as_of)
+            except RetrievalError as exc:
+                raise self.fail(f"--as-of: {exc}") from None
         caller = Caller.operator()
         if username is not None:
             user = get_user_model().objects.filter(username=username).first()
@@ -42,7 +55,7 @@ class Command(ProjectCommand):
         if queries_file is not None:
             batch = self._read_batch(Path(queries_file))
             for qid, text in batch:
-                pack = self._retrieve(target, text, caller, k, budget, f"query {qid!r}")
+                pack = self._retrieve(target, text, caller, k, budget, as_of, f"query {qid!r}")
                 self.stdout.write(
                     jsonlib.dumps(
                         {"id": qid, "items": pack.as_json()["items"]},
@@ -51,15 +64,16 @@ class Command(ProjectCommand):
                     )
                 )
             return
-        pack = self._retrieve(target, query, caller, k, budget, "--query")
+        pack = self._retrieve(target, query, caller, k, budget, as_of, "--query")
         if json:
-            self.emit({"items": pack.as_json()["items"], "tokens": pack.tokens})
+            doc = pack.as_json()
+            self.emit({"items": doc["items"], "tokens": pack.tokens, "as_of": doc["as_of"]})
         else:
             self.stdout.write(pack.as_text() or "no hits")
 
-    def _retrieve(self, project, text, caller, k, budget, what):
+    def _retrieve(self, project, text, caller, k, budget, as_of, what):
         try:
-            return retrieve(project, text, caller=caller, limit=k, budget=budget)
+            return retrieve(project, text, caller=caller, limit=k, budget=budget, as_of=as_of)
         except RetrievalError as exc:
             raise self.fail(f"{what}: {exc}") from None
 
