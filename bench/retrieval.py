@@ -15,7 +15,7 @@ symptoms and settings) run through
   episodes, in an in-memory database built in the same run, asked the same words (stop
   words dropped, as Whoosh's analyzer drops them).
 
-Targets (DESIGN.md §13): p95 under 50 ms, within 3× of FTS5.
+Targets (docs/ARCHITECTURE.md §8): p95 under 50 ms, within 3× of FTS5.
 
 Run: ``python bench/retrieval.py [--episodes 100000] [--claims 10000] [--queries 300]``.
 """
@@ -210,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
         f"in {build:.1f} s ({written / build:,.0f}/s); FTS5 build {fts_build:.1f} s.",
         f"- Hits per query (first 50, limit 10): {hits / 50:.1f}. Each path asks claims then "
         "episodes, 10 each; retrieve() also loads the rows and citations it returns.",
-        "- Targets (DESIGN.md §13): p95 under 50 ms, within 3× of FTS5.",
+        "- Targets (docs/ARCHITECTURE.md §8): p95 under 50 ms, within 3× of FTS5.",
     ]
     print("\n".join(notes))
     if not args.no_record:
