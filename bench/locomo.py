@@ -415,8 +415,8 @@ def main(argv: list[str] | None = None) -> int:
         f"--queries-file --k 10 --json` in one process ({seconds:.1f} s for all queries).",
         "- Plain BM25: Okapi over single turns ('<speaker> (<session date>): <text>'), "
         "k1 1.2, b 0.75, stop words dropped, same run.",
-        f"- Targets (docs/ARCHITECTURE.md §8): hit@5 ≥ 0.75 (got {hit5:.3f}), multi-hop all@5 ≥ 0.2 "
-        f"(got {all5:.3f}).",
+        f"- Targets (docs/ARCHITECTURE.md §8): hit@5 ≥ 0.75 (got {hit5:.3f}), "
+        f"multi-hop all@5 ≥ 0.2 (got {all5:.3f}).",
     ]
     print("\n".join(notes))
     if not args.no_record:
