@@ -284,7 +284,7 @@ def decision_conflicts(
                     continue
                 # All agreeing "use X" statements form one side (approved claims each get
                 # their own, so the reviewer sees which claim is contested).
-                sides = _split_claims(sorted(opposed), unit_claim)
+                sides = split_claims(sorted(opposed), unit_claim)
                 st = meta[against]
                 subject = st.scope_text or st.obj_text
                 subject = f"{st.obj_text} — {subject}" if st.scope_text else subject
@@ -294,7 +294,7 @@ def decision_conflicts(
                         conflict_kind,
                         subject,
                         sides,
-                        [_claim_of(s, unit_claim) for s in sides],
+                        [claim_of(s, unit_claim) for s in sides],
                     )
                 )
     return out
@@ -304,14 +304,14 @@ def _key_order(key: tuple[str, str, frozenset[str]]) -> tuple[str, str, tuple[st
     return key[0], key[1], tuple(sorted(key[2]))
 
 
-def _split_claims(units: list[int], unit_claim: Sequence[int | None]) -> list[list[int]]:
+def split_claims(units: list[int], unit_claim: Sequence[int | None]) -> list[list[int]]:
     # Each approved claim is its own side (it carries its claim id); episodes form one side.
     plain = sorted(u for u in units if unit_claim[u] is None)
     claims = sorted(u for u in units if unit_claim[u] is not None)
     return ([plain] if plain else []) + [[c] for c in claims]
 
 
-def _claim_of(side: list[int], unit_claim: Sequence[int | None]) -> int | None:
+def claim_of(side: list[int], unit_claim: Sequence[int | None]) -> int | None:
     for u in side:
         if unit_claim[u] is not None:
             return unit_claim[u]
@@ -400,12 +400,12 @@ def value_conflict(
     if not clash or not any(part_has_episodes[i] for i in idx):
         return None
     # Claims first (they are what a reviewer must weigh against), then the largest sides.
-    idx.sort(key=lambda i: (_claim_of(partitions[i], unit_claim) is None, -len(partitions[i]), i))
+    idx.sort(key=lambda i: (claim_of(partitions[i], unit_claim) is None, -len(partitions[i]), i))
     chosen = sorted(idx[:max_sides])
     sides: list[list[int]] = []
     for i in chosen:
-        sides.extend(_split_claims(partitions[i], unit_claim))
-    return Found("value", subject, sides, [_claim_of(s, unit_claim) for s in sides])
+        sides.extend(split_claims(partitions[i], unit_claim))
+    return Found("value", subject, sides, [claim_of(s, unit_claim) for s in sides])
 
 
 def conflict_key(kind: str, subject: str, side_keys: Sequence[str]) -> str:

@@ -136,7 +136,7 @@ def _number(raw: str) -> float | None:
         return None
 
 
-def _names_setting(before: str) -> bool:
+def names_setting(before: str) -> bool:
     """Does the clause before a value name a quantity someone sets (within 8 words)?"""
     clause = re.split(r"[;:,.]\s", before)[-1]
     words = analyse(" ".join(clause.split()[-8:])).subject
@@ -176,7 +176,7 @@ def quantities(sentence: str) -> list[Quantity]:
         # The upper end of a range ("run to 40–80 MB") describes variation, not a setting.
         ranged = re.search(r"\d\s*[–-]\s*$", before) is not None
         reading = moving or ranged or _READING_BEFORE.search(before[-40:]) is not None
-        if reading and not moving and not _approximate(before[-40:]) and _names_setting(before):
+        if reading and not moving and not _approximate(before[-40:]) and names_setting(before):
             reading = False  # a setting moved: changed, not measured
         out.append(Quantity(kind, round(number * scale, 6), slot, reading))
     return out

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from . import conflicts as conf
-from . import disputes
+from . import disputes, slots
 from .cluster import core_terms
 from .facts import Clock, Inputs, label
 from .light import LightResult
@@ -123,14 +123,14 @@ def _conflicts(
 ) -> tuple[list[ConflictDraft], dict[int, Contest]]:
     """Find reversals, negations and value conflicts, and the facts each one touches."""
     U, facts = light.units, light.facts
-    found: list[conf.Found] = []
     stmts: list[tuple[int, conf.Statement]] = []
     for u in range(len(U)):
         if (U.junk[u] and U.claim[u] is None) or not U.feat[u].cues & DECIDE_CUE:
             continue
         stmts.extend((u, st) for st in conf.statements(U.text[u]))
-    found.extend(conf.decision_conflicts(stmts, U.first, U.last, U.claim))
-    # A contradiction the wording already lined up is not reported twice.
+    found = conf.decision_conflicts(stmts, U.first, U.last, U.claim)
+    found.extend(_slot_conflicts(light))
+    # A contradiction already lined up by its slots or its wording is not reported twice.
     seen = {u for fc in found for side in fc.sides for u in side}
     found.extend(
         fc
@@ -161,7 +161,7 @@ def _conflicts(
         ]
         has_eps = [any(U.eps[u] for u in p) for p in parts]
         fc = conf.value_conflict(parts, values, state, has_eps, U.claim, "")
-        if fc:
+        if fc and all(seen.isdisjoint(side) for side in fc.sides):
             members = [u for p in parts for u in p]
             fc.subject = label(core_terms(members, U.feat, 0.5), U, parts)
             found.append(fc)
@@ -171,6 +171,50 @@ def _conflicts(
     for kind in ("value", "reversal", "negation"):
         counts[f"conflicts_{kind}"] = sum(1 for d in drafts if d.kind == kind)
     return drafts, marks.freeze()
+
+
+def _slot_conflicts(light: LightResult) -> list[conf.Found]:
+    """Statements setting one subject's attribute to values that cannot both hold."""
+    U = light.units
+    items: list[int] = []
+    read: list[list[slots.Slot]] = []
+    for u in range(len(U)):
+        text = U.text[u]
+        if U.junk[u] and U.claim[u] is None:
+            continue
+        # Every typed value holds a digit, a path, a bracket or a named environment.
+        f = U.feat[u]
+        if not (f.values or f.hosts or f.envs or "/" in text or "(" in text):
+            continue
+        got = slots.slots(display_text(text))
+        if got:
+            items.append(u)
+            read.append(got)
+    out: list[conf.Found] = []
+    facts, unit_fact = light.facts, light.unit_fact
+    for clash in slots.clashes(read):
+        stated = [{items[i] for i in side} for side in clash.sides]
+        taken = set().union(*stated)
+        sides: list[list[int]] = []
+        for units in stated:
+            # A side is every restatement of its fact, also the wordings that name the
+            # value without the slot's grammar ("db-2 is our staging DB, Postgres 16").
+            more = {v for u in units if unit_fact[u] >= 0 for v in facts[unit_fact[u]].units}
+            units = units | (more - taken)
+            sides.extend(conf.split_claims(sorted(units), U.claim))
+        if not any(U.eps[u] for side in sides for u in side):
+            continue  # approved claims alone: nothing new was said
+        sides.sort(
+            key=lambda side: (min((U.first[u] for u in side if U.first[u]), default=_FAR), side)
+        )
+        shared = frozenset.intersection(
+            *(frozenset(t for u in side for t in U.feat[u].subject) for side in sides)
+        )
+        subject = label(shared, U, sides) if shared else clash.attribute
+        out.append(
+            conf.Found("value", subject, sides, [conf.claim_of(side, U.claim) for side in sides])
+        )
+    return out
 
 
 def _wording_conflicts(inp: Inputs, light: LightResult, counts: Counter[str]) -> list[conf.Found]:
@@ -229,6 +273,10 @@ def _wording_conflicts(inp: Inputs, light: LightResult, counts: Counter[str]) ->
         out.append(conf.Found(d.kind, label(shared, U, sides), sides, [None] * len(sides), reps))
     counts["conflicts_across_wordings"] = len(out)
     return out
+
+
+# An approved claim has no date of its own: it sorts before everything said since.
+_FAR = datetime.min.replace(tzinfo=UTC)
 
 
 class _Marks:
