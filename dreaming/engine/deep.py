@@ -158,7 +158,7 @@ def _score(
         if c.kind == "procedure":
             got = _procedure_text(inp, U, c, support_set)
         elif c.blocks:
-            got = _block_text(U, policy, c, support_set)
+            got = _block_text(U, policy, c, support_set, inp.people)
         else:
             got = None
         if got is not None:
@@ -173,6 +173,7 @@ def _score(
                 U.weight,
                 light.core(ci),
                 policy.snippet_max_chars,
+                inp.people,
             )
         if choice.unit is None:
             redacted = "redacted" in (choice.reason or "")
@@ -233,7 +234,9 @@ def _score(
     return passing, {cid: sorted(v) for cid, v in sorted(reinforced.items())}
 
 
-def _block_text(U: Units, policy: Policy, c: Fact, support: set[int]) -> Choice | None:
+def _block_text(
+    U: Units, policy: Policy, c: Fact, support: set[int], people: frozenset[str]
+) -> Choice | None:
     """The fact in its best-supported wording: one or two adjacent sentences of a block.
 
     The window covering most of the terms the group's blocks share wins (then the more
@@ -260,7 +263,7 @@ def _block_text(U: Units, policy: Policy, c: Fact, support: set[int]) -> Choice 
             if k + 1 < len(ok) and b.index(ok[k + 1]) == b.index(u) + 1:
                 windows.append((u, ok[k + 1]))
             for w in windows:
-                text = " ".join(display_text(U.text[x]) for x in w)
+                text = " ".join(display_text(U.text[x], people) for x in w)
                 if len(w) > 1 and len(text) > _MAX_PAIR_CHARS:
                     continue
                 got = frozenset().union(*(terms[x] for x in w)) & core

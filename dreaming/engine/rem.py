@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from . import conflicts as conf
 from . import disputes, slots
 from .cluster import core_terms
-from .facts import Clock, Inputs, label
+from .facts import Clock, Inputs, Units, label
 from .light import LightResult
 from .reflect import BROAD, Event, TopicIndex, TopicState, combine, find_marker, fold, term_themes
 from .route import section_name
@@ -196,24 +196,28 @@ def _slot_conflicts(light: LightResult) -> list[conf.Found]:
         stated = [{items[i] for i in side} for side in clash.sides]
         taken = set().union(*stated)
         sides: list[list[int]] = []
+        reps: list[int] = []
         for units in stated:
             # A side is every restatement of its fact, also the wordings that name the
-            # value without the slot's grammar ("db-2 is our staging DB, Postgres 16").
+            # value without the slot's grammar ("db-2 is our staging DB, Postgres 16"),
+            # but never a sentence another side already holds.
             more = {v for u in units if unit_fact[u] >= 0 for v in facts[unit_fact[u]].units}
-            units = units | (more - taken)
-            sides.extend(conf.split_claims(sorted(units), U.claim))
+            more -= taken
+            taken |= more
+            for side in conf.split_claims(sorted(units | more), U.claim):
+                sides.append(side)
+                # The side is shown in a sentence that states its value in the slot.
+                reps.append(min(units.intersection(side) or side, key=lambda u: (-U.weight[u], u)))
         if not any(U.eps[u] for side in sides for u in side):
             continue  # approved claims alone: nothing new was said
-        sides.sort(
-            key=lambda side: (min((U.first[u] for u in side if U.first[u]), default=_FAR), side)
-        )
+        order = sorted(range(len(sides)), key=lambda n: (_said_first(U, sides[n]), sides[n]))
+        sides, reps = [sides[n] for n in order], [reps[n] for n in order]
         shared = frozenset.intersection(
             *(frozenset(t for u in side for t in U.feat[u].subject) for side in sides)
         )
         subject = label(shared, U, sides) if shared else clash.attribute
-        out.append(
-            conf.Found("value", subject, sides, [conf.claim_of(side, U.claim) for side in sides])
-        )
+        claims = [conf.claim_of(side, U.claim) for side in sides]
+        out.append(conf.Found("value", subject, sides, claims, reps))
     return out
 
 
@@ -279,6 +283,10 @@ def _wording_conflicts(inp: Inputs, light: LightResult, counts: Counter[str]) ->
 _FAR = datetime.min.replace(tzinfo=UTC)
 
 
+def _said_first(U: Units, side: list[int]) -> datetime:
+    return min((t for u in side if (t := U.first[u]) is not None), default=_FAR)
+
+
 class _Marks:
     """The contests being collected, conflict by conflict (frozen when REM is done)."""
 
@@ -310,7 +318,7 @@ def _draft(inp: Inputs, light: LightResult, k: int, fc: conf.Found, marks: _Mark
         else:
             rep = min(side, key=lambda u: (U.junk[u] is not None, -U.weight[u], u))
         side_eps = sorted({eps[i].id for u in side for i in U.eps[u]})
-        text = trim_snippet(display_text(U.text[rep]), inp.policy.snippet_max_chars)
+        text = trim_snippet(display_text(U.text[rep], inp.people), inp.policy.snippet_max_chars)
         sides.append(ConflictSide(text, tuple(side_eps), claim_id))
     side_keys = [s.text if s.claim_id is None else f"claim:{s.claim_id}" for s in sides]
     # A reader gets the subject in the sides' own words ("Sync interval"), not a term
