@@ -6,6 +6,8 @@ from django import template
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
+from llmwiki.render import render_inline, render_markdown
+
 register = template.Library()
 
 # Risk and secret flags mean "do not trust or spread this"; any other flag (pii:…) is a caution.
@@ -34,3 +36,15 @@ def highlight(content: str, needle: str) -> SafeString:
                 + escape(content[end:])
             )
     return escape(content)
+
+
+@register.filter
+def markdown(text: str) -> SafeString:
+    """A candidate's text as sanitised HTML: its Markdown rendered, anything unsafe removed."""
+    return mark_safe(render_markdown(str(text)))  # noqa: S308 - nh3 sanitises the output
+
+
+@register.filter
+def markdown_inline(text: str) -> SafeString:
+    """The same for one line shown inside a link or a table cell: inline elements only."""
+    return mark_safe(render_inline(str(text)))  # noqa: S308 - nh3 sanitises the output
