@@ -93,7 +93,9 @@ def _info(tok: str) -> tuple[str, int]:
 
 def _is_path(tok: str) -> bool:
     t = tok.strip(".,:;!?*\"'")
-    if "/" in t and not t.startswith(("http:", "https:")) and any(c.isalpha() for c in t):
+    if t[:1] == "@" or "://" in t:
+        return False  # a scoped package or a URL names no place in the tree
+    if "/" in t and any(c.isalpha() for c in t):
         return True
     return bool(_info(t)[1] & IDENT) and "." in t and not t[0].isdigit()
 

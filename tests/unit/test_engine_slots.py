@@ -53,6 +53,7 @@ def test_it_reads_nothing_from_readings_counts_events_and_denials():
     assert slots("dump of db-prod-4 is 1.92 GB") == []  # a measured size
     assert slots("worker v1.4 = prod") == []  # one release among several
     assert slots("The events Redis is not on port 6380.") == []
+    assert slots("Rendering: R3F (@react-three/fiber) with SceneGraph (https://x.example/a).") == []
 
 
 def test_environments_and_hosts_in_the_subject_keep_subjects_apart():
