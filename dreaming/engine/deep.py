@@ -27,6 +27,7 @@ from .wording import (
     display_text,
     not_a_claim,
     opens_pointing_back,
+    procedure_text,
     standalone,
     trim_snippet,
 )
@@ -280,14 +281,15 @@ def _block_text(
 
 def _procedure_text(inp: Inputs, U: Units, c: Fact, support: set[int]) -> Choice | None:
     """A procedure's text from its live evidence: the written form, else its steps."""
-    limit = inp.policy.snippet_max_chars
     steps = [u for u in c.text_units if not support.isdisjoint(U.eps[u])]
     if not steps:
         return None
+    # Every step, never cut at the snippet length: a runbook missing its last steps is
+    # one a reviewer cannot approve.
     if c.text_episode is not None and c.text_episode in support:
-        text = trim_snippet(inp.eps[c.text_episode].content, limit)
+        text = procedure_text(inp.eps[c.text_episode].content, inp.people)
     else:
-        text = trim_snippet(" ".join(U.text[u] for u in steps), limit)
+        text = "\n".join(display_text(U.text[u], inp.people) for u in steps)
     if REDACTION_MARK in text:
         return None  # choose() knows how to avoid a redacted sentence
     return Choice(steps[0], text)

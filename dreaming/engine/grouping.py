@@ -144,12 +144,10 @@ def group(
 
 
 def _procedures(inst: Sequence[Instance], U: Units) -> list[Special]:
-    """One fact per procedure written or run at least twice (see procedure.py)."""
-    if len(inst) < 2:
-        return []
+    """One fact per procedure written out, or run at least twice (see procedure.py)."""
     out: list[Special] = []
     taken: set[int] = set()
-    for group in same_procedures(inst, U.feat):
+    for group in same_procedures(inst, U.feat, U.text):
         members = [inst[x] for x in group]
         units = sorted(
             {

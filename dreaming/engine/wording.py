@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from .blocks import SHELL_PROMPT_RE
+from .blocks import SHELL_PROMPT_RE, blocks
 from .text import Features, word_list
 
 # The shell's own utilities and the package and container tools of every stack; any
@@ -197,6 +197,33 @@ def display_text(sentence: str, people: frozenset[str] = frozenset()) -> str:
         if out == before:
             break
     return " ".join(out.split())
+
+
+# A written procedure is approved whole: its steps are never cut, only a text far
+# longer than any runbook is, and then between two steps.
+PROCEDURE_MAX_CHARS = 6000
+
+
+def procedure_text(content: str, people: frozenset[str] = frozenset()) -> str:
+    """A written procedure as a reviewer approves it: every step, one per line, plain.
+
+    Headings and tool output around the steps are left out; a step keeps its number.
+    """
+    lines: list[str] = []
+    size = 0
+    for b in blocks(content):
+        if b.heading or b.code:
+            continue
+        text = display_text(b.text, people)
+        if not text:
+            continue
+        line = f"{b.number}. {text}" if b.number else text
+        if size + len(line) > PROCEDURE_MAX_CHARS:
+            lines.append("…")
+            break
+        lines.append(line)
+        size += len(line) + 1
+    return "\n".join(lines)
 
 
 # Words that point back at something said before: a sentence opening with one leans on
