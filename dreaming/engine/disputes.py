@@ -472,6 +472,8 @@ def reversal(x: int, y: int, a: Said, b: Said, idf: Idf, bar: float) -> Oppositi
         return None  # two announcements of a change are the same news told twice
     if not _same_topic(a.sentences[best], [b.sentences[k] for k in b.switches]):
         return None
+    if _ASKED_RE.search(a.sentences[best]):
+        return None  # a question asked chose nothing that a change could reverse
     came = frozenset().union(*(b.sentence_names[k] for k in b.switches)) - a.names - b.left
     if not came or not a.sentence_names[best] - b.names:
         return None
@@ -480,6 +482,7 @@ def reversal(x: int, y: int, a: Said, b: Said, idf: Idf, bar: float) -> Oppositi
     return Opposition("reversal", x, y, best, k, info, came=came)
 
 
+_ASKED_RE = re.compile(r"\bwhether\b|\?\s*$", re.IGNORECASE)
 # A line opening with a label ("Lint: …", "**Storage.** …") says what it is about.
 _TOPIC_RE = re.compile(r"^\W{0,3}([A-Za-z][\w /-]{1,30}?)\W{0,2}[:.]\**\s")
 

@@ -134,6 +134,14 @@ def test_a_change_under_another_label_is_no_reversal_of_it():
     assert disputes.reversal(0, 1, old, same, lambda t: 3.0, 1.0) is not None
 
 
+def test_a_question_asked_is_no_choice_a_change_reverses():
+    asked = block("Ann asked whether the shop app could read Mailgun directly for the badge.", 0)
+    now = block("The shop app now reads the badge from Postmark by default.", 3)
+    assert disputes.reversal(0, 1, asked, now, lambda t: 3.0, 1.0) is None
+    said = block("The shop app reads Mailgun directly for the badge.", 0)
+    assert disputes.reversal(0, 1, said, now, lambda t: 3.0, 1.0) is not None
+
+
 def test_a_denial_sharing_one_common_word_with_a_statement_is_no_conflict():
     assert not found(
         "Clearing (clearCart) sets cartStatus to empty and clears the order fields.",
