@@ -104,19 +104,24 @@ def _imperative(step: str) -> bool:
     return not flags & STOP
 
 
-def written_procedure(inst: Instance, texts: Sequence[str]) -> bool:
-    """A procedure written out once as a numbered list of instructions is one already."""
-    if inst.whole is None or len(inst.steps) < MIN_STEPS:
+def written_procedure(inst: Instance, texts: Sequence[str], authority: float) -> bool:
+    """A procedure written out once as a numbered list of instructions, in a source
+    trusted as the reference, is one already."""
+    if inst.whole is None or len(inst.steps) < MIN_STEPS or inst.trust < authority:
         return False
     firsts = [texts[units[0]] for _, units in sorted(inst.steps.items()) if units]
     return sum(map(_imperative, firsts)) * 3 >= len(firsts) * 2
 
 
 def same_procedures(
-    instances: Sequence[Instance], features: Sequence[Features], texts: Sequence[str] = ()
+    instances: Sequence[Instance],
+    features: Sequence[Features],
+    texts: Sequence[str] = (),
+    authority: float = 1.0,
 ) -> list[list[int]]:
     """Group instances of one procedure; return groups of two or more instance indices,
-    and, given the unit ``texts``, every procedure written out once on its own."""
+    and, given the unit ``texts``, every procedure written out once in a source trusted
+    at ``authority`` or more."""
     terms = [
         {k: _step_terms(units, features) for k, units in inst.steps.items()} for inst in instances
     ]
@@ -145,5 +150,5 @@ def same_procedures(
     return [
         g
         for _, g in sorted(groups.items())
-        if len(g) > 1 or (texts and written_procedure(instances[g[0]], texts))
+        if len(g) > 1 or (texts and written_procedure(instances[g[0]], texts, authority))
     ]
