@@ -191,7 +191,8 @@ def _score(
             continue
         # The evidence gate let it through on authority alone (see _gate).
         alone = len(support) < policy.min_evidence and U.claim[choice.unit] is None
-        if alone and not standalone(choice.text):
+        # A procedure is read step by step, each step leaning on the one before.
+        if alone and c.kind != "procedure" and not standalone(choice.text):
             reasons[ci] = "junk:leans_on_context"
             continue
         # choose() prefers a wording that reads on its own: if the best one still opens

@@ -91,12 +91,17 @@ def _steps_agree(a: frozenset[str], b: frozenset[str]) -> bool:
     return len(a & b) >= 2 or jaccard(a, b) >= 0.25
 
 
+_LABEL_RE = re.compile(r"^\*\*[^*]{1,40}:\*\*\s*|^\*\*[^*]{1,40}\*\*:\s*")
+
+
 def _imperative(step: str) -> bool:
     """Does a step open as an instruction: on a plain word, not markup, a name or an article?
 
     "Back up the database" and "check CI" are steps; "**Option A** — …", "The API …"
     and "WHEN the user …" are items of a list that describes.
     """
+    # A bold label before the instruction ("**Plan:** Check …") names the step.
+    step = _LABEL_RE.sub("", step)
     first = step.split(None, 1)[0] if step.strip() else ""
     if not first.isalpha() or any(c.isupper() for c in first[1:]):
         return False

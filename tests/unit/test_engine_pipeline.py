@@ -791,3 +791,20 @@ def test_a_numbered_list_that_describes_is_not_a_procedure():
     result = run_sweep([ep(1, 0, options, source_trust=0.8)], now=NOW)
     assert result.counts["procedures"] == 0
     assert not any("\n" in c.text for c in result.candidates)
+
+
+def test_a_written_procedure_whose_steps_lean_on_each_other_is_still_proposed():
+    steps = "\n".join(
+        [
+            "## Quick start",
+            "",
+            "1. **Initialize:** Read the agents guide and the instruction file.",
+            "2. **Contextualize:** Read the active context and the project brief.",
+            "3. **Plan:** Check the task index for the next available task.",
+            "4. **Execute:** Follow it, then validate it against the spec.",
+        ]
+    )
+    result = run_sweep([ep(1, 0, steps, source_trust=0.8)], now=NOW)
+
+    (cand,) = result.candidates
+    assert cand.page_target == "RUNBOOKS" and len(cand.text.splitlines()) == 4
