@@ -122,7 +122,7 @@ def _conflicts(
     inp: Inputs, light: LightResult, counts: Counter[str]
 ) -> tuple[list[ConflictDraft], dict[int, Contest]]:
     """Find reversals, negations and value conflicts, and the facts each one touches."""
-    U, facts = light.units, light.facts
+    U = light.units
     stmts: list[tuple[int, conf.Statement]] = []
     for u in range(len(U)):
         if (U.junk[u] and U.claim[u] is None) or not U.feat[u].cues & DECIDE_CUE:
@@ -137,34 +137,6 @@ def _conflicts(
         for fc in _wording_conflicts(inp, light, counts)
         if all(seen.isdisjoint(side) for side in fc.sides)
     )
-    for idxs in light.group_parts:
-        if sum(1 for ci in idxs if facts[ci].values) < 2:
-            continue  # one value (or none): nothing to disagree about
-        # Only a subject with a real core can be disagreed about, and only the facts
-        # that are about that core take part (single-link grouping can drag in a
-        # sentence that merely shares a word or two).
-        core = core_terms([u for ci in idxs for u in facts[ci].units], U.feat, 0.5)
-        if len(core) < 2:
-            continue
-        idxs = [
-            ci
-            for ci in idxs
-            if len(core_terms(facts[ci].units, U.feat, 0.5) & core) * 2 >= len(core)
-        ]
-        if sum(1 for ci in idxs if facts[ci].values) < 2:
-            continue
-        parts = [facts[ci].units for ci in idxs]
-        values = [facts[ci].values for ci in idxs]
-        state = [
-            sum(1 for u in p[:50] if conf.is_state(U.text[u], U.feat[u].content)) * 2 > len(p[:50])
-            for p in parts
-        ]
-        has_eps = [any(U.eps[u] for u in p) for p in parts]
-        fc = conf.value_conflict(parts, values, state, has_eps, U.claim, "")
-        if fc and all(seen.isdisjoint(side) for side in fc.sides):
-            members = [u for p in parts for u in p]
-            fc.subject = label(core_terms(members, U.feat, 0.5), U, parts)
-            found.append(fc)
     marks = _Marks()
     drafts = [_draft(inp, light, k, fc, marks) for k, fc in enumerate(found)]
     counts["conflicts"] = len(drafts)

@@ -37,7 +37,7 @@ from .similar import stem
 from .text import DATE, ENV, HOST, IDENT, MARK, NUM, STOP, WEAK, token_info, word_list
 
 # Verbs that link a subject to its state; an event verb ("deployed") or a status word
-# ("green") makes the sentence a report of the day instead (``conflicts.is_state``).
+# ("green") makes the sentence a report of the day instead.
 _STATE_VERBS = frozenset(
     word_list(
         "is are = runs run lives live listens listen serves serve sits sit stays "
@@ -62,7 +62,7 @@ _READING = frozenset(
         "mean average avg max maximum min minimum took takes taking estimated projected ~"
     )
 )
-# What a statement is not when it reports rather than sets (see conflicts.is_state).
+# What a statement is not when it reports rather than sets: an event or a status.
 _REPORT = frozenset(
     word_list(
         "deployed released upgraded bumped restarted installed merged shipped failed "
