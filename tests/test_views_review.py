@@ -63,6 +63,29 @@ def test_the_queue_lists_open_candidates_riskiest_first(client, bob, dreamed):
     assert b"Fact number 0" in response.content
 
 
+def test_the_queue_and_the_candidate_page_render_candidate_markdown_safely(client, bob, dreamed):
+    episode = dreamed.episodes.filter(source__isnull=False).first()
+    c = Candidate.objects.create(
+        project=dreamed,
+        text="Run `make smoke` on **both** hosts <script>alert(1)</script>",
+        page_target="RUNBOOKS",
+        memory_type="procedural-candidate",
+        dedupe_key="md-1",
+    )
+    CandidateEvidence.objects.create(candidate=c, episode=episode)
+    client.force_login(bob)
+    queue = client.get(url("queue", dreamed)).content.decode()
+    page = client.get(url("candidate", dreamed, c.pk)).content.decode()
+    # The text as shown (the edit box keeps the source, escaped, for the reviewer to edit).
+    shown = [
+        queue.split(f'{c.pk}/">', 1)[1].split("</a>", 1)[0],
+        page.split('data-testid="candidate-text">', 1)[1].split("</blockquote>", 1)[0],
+    ]
+    for html in shown:
+        assert "<code>make smoke</code>" in html and "<strong>both</strong>" in html
+        assert "<script" not in html and "**both**" not in html
+
+
 def test_the_queue_runs_a_constant_number_of_queries(
     client, bob, dreamed, django_assert_num_queries
 ):

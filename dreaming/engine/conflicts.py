@@ -2,14 +2,9 @@
 
 Three kinds, each found through an index rather than by comparing all pairs:
 
-* **value** — one subject, different values ("the ledger DB is Engine 16" vs "… 15"): the
-  value split of a subject group (see ``cluster``) already lines the sides up. Every side
-  must be a *state assertion* (``is_state``): something linked to its value by a copula,
-  "=", "runs on", "uses"…, with no event verb, status word, measurement, count or run id.
-  "worker v1.4 deployed" then "worker v1.5 deployed" is a timeline, "CI run 1871 green" and
-  "CI green on v2.3.1 (run 1863)" are two runs, "/var at 71%" and "/var at 64% again" are
-  two readings: none of them contradicts the other. A version and a more precise one
-  ("v1.4" and "v1.4.2") agree.
+* **value** — one subject's attribute given two values that cannot both hold: read as
+  typed slots (``slots``), where events, readings and counts set nothing. A version and a
+  more precise one ("v1.4" and "v1.4.2") agree (``values_clash``).
 * **reversal** — "moved/switched/migrated from X to Y", "replaced X with Y", "no longer use
   X", "dropped X" against an earlier "use/decided on X" (or an approved claim saying so).
 * **negation** — "we do not use X" vs "we use X", in either order.
@@ -27,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from .dedupe import jaccard
-from .text import GENERIC, MARK, STOP, TOKEN_RE, WEAK, analyse, token_info, word_list
+from .text import GENERIC, MARK, STOP, TOKEN_RE, WEAK, analyse, token_info
 
 # Patterns are case-sensitive on purpose: a multi-word object continues only through
 # Capitalised words ("Event Log"), so verbs and prepositions carry (?i:) locally.
@@ -127,16 +122,6 @@ _QUICK_WORDS = (
     "ditched",
     "abandoned",
     "retired",
-)
-
-EVENT_WORDS = frozenset(
-    word_list(
-        """
-    deployed deploy deploying released release releasing upgraded upgrade upgrading bumped
-    bump rolled rollout installed merged tagged shipped built published pushed restarted
-    scaled took ran started failed reached hit spiked increased decreased grew migrated
-    """
-    )
 )
 
 
@@ -284,7 +269,7 @@ def decision_conflicts(
                     continue
                 # All agreeing "use X" statements form one side (approved claims each get
                 # their own, so the reviewer sees which claim is contested).
-                sides = _split_claims(sorted(opposed), unit_claim)
+                sides = split_claims(sorted(opposed), unit_claim)
                 st = meta[against]
                 subject = st.scope_text or st.obj_text
                 subject = f"{st.obj_text} — {subject}" if st.scope_text else subject
@@ -294,7 +279,7 @@ def decision_conflicts(
                         conflict_kind,
                         subject,
                         sides,
-                        [_claim_of(s, unit_claim) for s in sides],
+                        [claim_of(s, unit_claim) for s in sides],
                     )
                 )
     return out
@@ -304,66 +289,18 @@ def _key_order(key: tuple[str, str, frozenset[str]]) -> tuple[str, str, tuple[st
     return key[0], key[1], tuple(sorted(key[2]))
 
 
-def _split_claims(units: list[int], unit_claim: Sequence[int | None]) -> list[list[int]]:
+def split_claims(units: list[int], unit_claim: Sequence[int | None]) -> list[list[int]]:
     # Each approved claim is its own side (it carries its claim id); episodes form one side.
     plain = sorted(u for u in units if unit_claim[u] is None)
     claims = sorted(u for u in units if unit_claim[u] is not None)
     return ([plain] if plain else []) + [[c] for c in claims]
 
 
-def _claim_of(side: list[int], unit_claim: Sequence[int | None]) -> int | None:
+def claim_of(side: list[int], unit_claim: Sequence[int | None]) -> int | None:
     for u in side:
         if unit_claim[u] is not None:
             return unit_claim[u]
     return None
-
-
-def is_event(content: Sequence[str]) -> bool:
-    """True when a sentence reports a change (deployed, upgraded…) rather than a state."""
-    return any(t in EVENT_WORDS for t in content)
-
-
-# How a state links its subject to a value. Without one of these a sentence with two
-# numbers in it ("CI green on tag v2.3.1 (run 1863)") asserts nothing about either.
-_STATE_WORDS = frozenset(
-    word_list("is are was were = runs run running uses use lives hosted hosts listens serves")
-    + word_list("points stores version")
-)
-_WORD_RE = re.compile(r"[a-z]+|=")
-# Readings and counts change all the time; two of them are a series, not a contradiction.
-_MEASURE_RE = re.compile(
-    r"\d\s?(?:%|[kmgt]i?b\b|ms\b|s\b|secs?\b|mins?\b|minutes?\b|hours?\b|h\b|days?\b|k\b"
-    r"|x\b|rows?\b|messages?\b|entries\b|runs\b)|\d{1,3}(?:,\d{3})+\b|~\s?\d",
-    re.I,
-)
-# Ids of runs, builds, pull requests and tickets: each names one occurrence of something.
-_ID_RE = re.compile(r"#\d+|\b(?:run|build|job|pr|issue|ticket|attempt)\s+#?\d+", re.I)
-# A log line that opens with its clock time and a past-tense verb reports what happened
-# ("08:20 disabled the flag", "11:30 Ann asked …", "14:00 PR #12 reviewed …").
-_LOGGED_EVENT_RE = re.compile(r"^\d{1,2}:\d{2}\S*\s+(?:\S+\s+){0,2}?[a-z]*[a-df-z]ed\b")
-STATUS_WORDS = frozenset(
-    word_list(
-        """
-    green red passed passing failed failing flaky approved reviewed busy idle ready down stuck
-    broken timed timeout ok okay pending queued
-    """
-    )
-)
-_NOT_STATE = EVENT_WORDS | STATUS_WORDS
-
-
-def is_state(text: str, content: Sequence[str]) -> bool:
-    """True when a sentence asserts a lasting state ("the ledger DB is Engine 16").
-
-    Only states can contradict each other; events, status lines, readings and counts
-    make timelines (see the module docstring). Cheapest tests first: most sentences in a
-    busy log are events.
-    """
-    if not _NOT_STATE.isdisjoint(content) or _LOGGED_EVENT_RE.match(text):
-        return False
-    if _STATE_WORDS.isdisjoint(_WORD_RE.findall(text.lower())):
-        return False
-    return not (_MEASURE_RE.search(text) or _ID_RE.search(text))
 
 
 def _compatible(a: str, b: str) -> bool:
@@ -374,38 +311,6 @@ def _compatible(a: str, b: str) -> bool:
 def values_clash(a: frozenset[str], b: frozenset[str]) -> bool:
     """True when no value of one agrees with a value of the other."""
     return not any(_compatible(x, y) for x in a for y in b)
-
-
-def value_conflict(
-    partitions: Sequence[list[int]],
-    part_values: Sequence[frozenset[str]],
-    part_state: Sequence[bool],
-    part_has_episodes: Sequence[bool],
-    unit_claim: Sequence[int | None],
-    subject: str,
-    max_sides: int = 5,
-) -> Found | None:
-    """Return a value conflict for one subject group's value partitions, or None.
-
-    Only partitions that assert a state take part, and two of them must clash.
-    """
-    idx = [i for i, v in enumerate(part_values) if v and part_state[i]]
-    if len(idx) < 2:
-        return None
-    clash = any(
-        values_clash(part_values[a], part_values[b])
-        for n, a in enumerate(idx)
-        for b in idx[n + 1 :]
-    )
-    if not clash or not any(part_has_episodes[i] for i in idx):
-        return None
-    # Claims first (they are what a reviewer must weigh against), then the largest sides.
-    idx.sort(key=lambda i: (_claim_of(partitions[i], unit_claim) is None, -len(partitions[i]), i))
-    chosen = sorted(idx[:max_sides])
-    sides: list[list[int]] = []
-    for i in chosen:
-        sides.extend(_split_claims(partitions[i], unit_claim))
-    return Found("value", subject, sides, [_claim_of(s, unit_claim) for s in sides])
 
 
 def conflict_key(kind: str, subject: str, side_keys: Sequence[str]) -> str:

@@ -40,6 +40,7 @@ def choose(
     weight: Sequence[int],
     core: set[str],
     limit: int,
+    people: frozenset[str] = frozenset(),
 ) -> Choice:
     """Return the most representative clean sentence among ``units``."""
     considered = sorted(units, key=lambda u: (-weight[u], u))[:_MAX_CONSIDERED]
@@ -76,7 +77,7 @@ def choose(
         reason = "only redacted sentences" if saw_redacted else "only junk sentences"
         return Choice(None, "", reason)
     unit = best[-1]
-    return Choice(unit, trim_snippet(display_text(texts[unit]), limit))
+    return Choice(unit, trim_snippet(display_text(texts[unit], people), limit))
 
 
 def text_key(text: str) -> str:

@@ -27,6 +27,7 @@ from .wording import (
     display_text,
     not_a_claim,
     opens_pointing_back,
+    procedure_text,
     standalone,
     trim_snippet,
 )
@@ -158,7 +159,7 @@ def _score(
         if c.kind == "procedure":
             got = _procedure_text(inp, U, c, support_set)
         elif c.blocks:
-            got = _block_text(U, policy, c, support_set)
+            got = _block_text(U, policy, c, support_set, inp.people)
         else:
             got = None
         if got is not None:
@@ -173,6 +174,7 @@ def _score(
                 U.weight,
                 light.core(ci),
                 policy.snippet_max_chars,
+                inp.people,
             )
         if choice.unit is None:
             redacted = "redacted" in (choice.reason or "")
@@ -189,7 +191,8 @@ def _score(
             continue
         # The evidence gate let it through on authority alone (see _gate).
         alone = len(support) < policy.min_evidence and U.claim[choice.unit] is None
-        if alone and not standalone(choice.text):
+        # A procedure is read step by step, each step leaning on the one before.
+        if alone and c.kind != "procedure" and not standalone(choice.text):
             reasons[ci] = "junk:leans_on_context"
             continue
         # choose() prefers a wording that reads on its own: if the best one still opens
@@ -233,7 +236,9 @@ def _score(
     return passing, {cid: sorted(v) for cid, v in sorted(reinforced.items())}
 
 
-def _block_text(U: Units, policy: Policy, c: Fact, support: set[int]) -> Choice | None:
+def _block_text(
+    U: Units, policy: Policy, c: Fact, support: set[int], people: frozenset[str]
+) -> Choice | None:
     """The fact in its best-supported wording: one or two adjacent sentences of a block.
 
     The window covering most of the terms the group's blocks share wins (then the more
@@ -260,7 +265,7 @@ def _block_text(U: Units, policy: Policy, c: Fact, support: set[int]) -> Choice 
             if k + 1 < len(ok) and b.index(ok[k + 1]) == b.index(u) + 1:
                 windows.append((u, ok[k + 1]))
             for w in windows:
-                text = " ".join(display_text(U.text[x]) for x in w)
+                text = " ".join(display_text(U.text[x], people) for x in w)
                 if len(w) > 1 and len(text) > _MAX_PAIR_CHARS:
                     continue
                 got = frozenset().union(*(terms[x] for x in w)) & core
@@ -277,14 +282,15 @@ def _block_text(U: Units, policy: Policy, c: Fact, support: set[int]) -> Choice 
 
 def _procedure_text(inp: Inputs, U: Units, c: Fact, support: set[int]) -> Choice | None:
     """A procedure's text from its live evidence: the written form, else its steps."""
-    limit = inp.policy.snippet_max_chars
     steps = [u for u in c.text_units if not support.isdisjoint(U.eps[u])]
     if not steps:
         return None
+    # Every step, never cut at the snippet length: a runbook missing its last steps is
+    # one a reviewer cannot approve.
     if c.text_episode is not None and c.text_episode in support:
-        text = trim_snippet(inp.eps[c.text_episode].content, limit)
+        text = procedure_text(inp.eps[c.text_episode].content, inp.people)
     else:
-        text = trim_snippet(" ".join(U.text[u] for u in steps), limit)
+        text = "\n".join(display_text(U.text[u], inp.people) for u in steps)
     if REDACTION_MARK in text:
         return None  # choose() knows how to avoid a redacted sentence
     return Choice(steps[0], text)

@@ -136,7 +136,7 @@ def _number(raw: str) -> float | None:
         return None
 
 
-def _names_setting(before: str) -> bool:
+def names_setting(before: str) -> bool:
     """Does the clause before a value name a quantity someone sets (within 8 words)?"""
     clause = re.split(r"[;:,.]\s", before)[-1]
     words = analyse(" ".join(clause.split()[-8:])).subject
@@ -176,7 +176,7 @@ def quantities(sentence: str) -> list[Quantity]:
         # The upper end of a range ("run to 40–80 MB") describes variation, not a setting.
         ranged = re.search(r"\d\s*[–-]\s*$", before) is not None
         reading = moving or ranged or _READING_BEFORE.search(before[-40:]) is not None
-        if reading and not moving and not _approximate(before[-40:]) and _names_setting(before):
+        if reading and not moving and not _approximate(before[-40:]) and names_setting(before):
             reading = False  # a setting moved: changed, not measured
         out.append(Quantity(kind, round(number * scale, 6), slot, reading))
     return out
@@ -470,12 +470,31 @@ def reversal(x: int, y: int, a: Said, b: Said, idf: Idf, bar: float) -> Oppositi
         return None
     if best in a.switches or _ANNOUNCE_RE.search(a.sentences[best]):
         return None  # two announcements of a change are the same news told twice
+    if not _same_topic(a.sentences[best], [b.sentences[k] for k in b.switches]):
+        return None
+    if _ASKED_RE.search(a.sentences[best]):
+        return None  # a question asked chose nothing that a change could reverse
     came = frozenset().union(*(b.sentence_names[k] for k in b.switches)) - a.names - b.left
     if not came or not a.sentence_names[best] - b.names:
         return None
     # The side is stated by the switching sentence that names the new choice.
     k = next(k for k in b.switches if b.sentence_names[k] & came)
     return Opposition("reversal", x, y, best, k, info, came=came)
+
+
+_ASKED_RE = re.compile(r"\bwhether\b|\?\s*$", re.IGNORECASE)
+# A line opening with a label ("Lint: …", "**Storage.** …") says what it is about.
+_TOPIC_RE = re.compile(r"^\W{0,3}([A-Za-z][\w /-]{1,30}?)\W{0,2}[:.]\**\s")
+
+
+def _same_topic(old: str, new: Sequence[str]) -> bool:
+    """Two statements under different labels ("Refactor: …", "Lint: …") are about two
+    things, whatever words they share; unlabelled statements may be about one."""
+    m = _TOPIC_RE.match(old)
+    if m is None:
+        return True
+    labels = [n.group(1).lower() for s in new if (n := _TOPIC_RE.match(s))]
+    return not labels or m.group(1).lower() in labels
 
 
 def negation(x: int, y: int, a: Said, b: Said, idf: Idf, bar: float) -> Opposition | None:
@@ -500,7 +519,10 @@ def negation(x: int, y: int, a: Said, b: Said, idf: Idf, bar: float) -> Oppositi
             continue
         subject = b.denial_subjects[k] & target
         rest = (b.terms - b.denial_subjects[k]) & target
-        if subject and rest and len(subject | rest) >= MIN_SHARED_TERMS:
+        # The denial is about the same thing when they share its name, or two words of it:
+        # one common word ("set") is a topic, not a subject.
+        named = len(subject) >= MIN_SHARED_TERMS or any(not t.isalpha() for t in subject)
+        if named and rest and len(subject | rest) >= MIN_SHARED_TERMS:
             return Opposition("negation", x, y, best, k, info)
     return None
 

@@ -21,6 +21,7 @@ from .cluster import core_terms
 from .policy import Policy
 from .text import Features
 from .types import ApprovedClaim, Ep, RecallStats
+from .wording import people_in
 
 Block = tuple[int, ...]  # the units of one block's sentences, in order
 
@@ -38,6 +39,8 @@ class Inputs:
     # of history imported today is not all stale, and its last week is its newest.
     recency_ref: datetime
     ep_day: Sequence[int]  # each episode's day (date ordinal)
+    # Who wrote or said the material: a line opening with one of them names its speaker.
+    people: frozenset[str] = frozenset()
 
     @classmethod
     def of(
@@ -66,6 +69,7 @@ class Inputs:
             now=now,
             recency_ref=min(now, _newest(eps)) if eps else now,
             ep_day=[e.occurred_at.date().toordinal() for e in eps],
+            people=people_in({e.actor for e in eps}),
         )
 
 

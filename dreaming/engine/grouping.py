@@ -58,7 +58,7 @@ def group(
     """
     identity = Identity.of(U.feat, hasher)
     active = [u for u in range(len(U)) if not U.junk[u] and U.feat[u].subject]
-    special = _procedures(instances, U)
+    special = _procedures(instances, U, inp.policy.authority_trust)
     if special:
         done = {u for c in special for u in c.units}
         active = [u for u in active if u not in done]
@@ -143,13 +143,12 @@ def group(
     return Grouped(facts, group_parts, special_facts, unit_fact, identity, para_items, para_near)
 
 
-def _procedures(inst: Sequence[Instance], U: Units) -> list[Special]:
-    """One fact per procedure written or run at least twice (see procedure.py)."""
-    if len(inst) < 2:
-        return []
+def _procedures(inst: Sequence[Instance], U: Units, authority: float) -> list[Special]:
+    """One fact per procedure written out in a reference source, or run at least twice
+    (see procedure.py)."""
     out: list[Special] = []
     taken: set[int] = set()
-    for group in same_procedures(inst, U.feat):
+    for group in same_procedures(inst, U.feat, U.text, authority):
         members = [inst[x] for x in group]
         units = sorted(
             {

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .dedupe import UnionFind, jaccard
-from .text import Features
+from .text import STOP, Features, token_info
 
 MIN_STEPS = 3  # fewer numbered items are a list, not a procedure
 _MAX_POSTING = 64  # a (step, term) pair in more instances than this says nothing
@@ -91,8 +91,42 @@ def _steps_agree(a: frozenset[str], b: frozenset[str]) -> bool:
     return len(a & b) >= 2 or jaccard(a, b) >= 0.25
 
 
-def same_procedures(instances: Sequence[Instance], features: Sequence[Features]) -> list[list[int]]:
-    """Group instances of one procedure; return groups of two or more instance indices."""
+_LABEL_RE = re.compile(r"^\*\*[^*]{1,40}:\*\*\s*|^\*\*[^*]{1,40}\*\*:\s*")
+
+
+def _imperative(step: str) -> bool:
+    """Does a step open as an instruction: on a plain word, not markup, a name or an article?
+
+    "Back up the database" and "check CI" are steps; "**Option A** — …", "The API …"
+    and "WHEN the user …" are items of a list that describes.
+    """
+    # A bold label before the instruction ("**Plan:** Check …") names the step.
+    step = _LABEL_RE.sub("", step)
+    first = step.split(None, 1)[0] if step.strip() else ""
+    if not first.isalpha() or any(c.isupper() for c in first[1:]):
+        return False
+    _, flags = token_info(first)
+    return not flags & STOP
+
+
+def written_procedure(inst: Instance, texts: Sequence[str], authority: float) -> bool:
+    """A procedure written out once as a numbered list of instructions, in a source
+    trusted as the reference, is one already."""
+    if inst.whole is None or len(inst.steps) < MIN_STEPS or inst.trust < authority:
+        return False
+    firsts = [texts[units[0]] for _, units in sorted(inst.steps.items()) if units]
+    return sum(map(_imperative, firsts)) * 3 >= len(firsts) * 2
+
+
+def same_procedures(
+    instances: Sequence[Instance],
+    features: Sequence[Features],
+    texts: Sequence[str] = (),
+    authority: float = 1.0,
+) -> list[list[int]]:
+    """Group instances of one procedure; return groups of two or more instance indices,
+    and, given the unit ``texts``, every procedure written out once in a source trusted
+    at ``authority`` or more."""
     terms = [
         {k: _step_terms(units, features) for k, units in inst.steps.items()} for inst in instances
     ]
@@ -118,4 +152,8 @@ def same_procedures(instances: Sequence[Instance], features: Sequence[Features])
     groups: dict[int, list[int]] = {}
     for x in range(len(instances)):
         groups.setdefault(uf.find(x), []).append(x)
-    return [g for _, g in sorted(groups.items()) if len(g) > 1]
+    return [
+        g
+        for _, g in sorted(groups.items())
+        if len(g) > 1 or (texts and written_procedure(instances[g[0]], texts, authority))
+    ]

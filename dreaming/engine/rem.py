@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from . import conflicts as conf
-from . import disputes
+from . import disputes, slots
 from .cluster import core_terms
-from .facts import Clock, Inputs, label
+from .facts import Clock, Inputs, Units, label
 from .light import LightResult
 from .reflect import BROAD, Event, TopicIndex, TopicState, combine, find_marker, fold, term_themes
 from .route import section_name
@@ -122,55 +122,75 @@ def _conflicts(
     inp: Inputs, light: LightResult, counts: Counter[str]
 ) -> tuple[list[ConflictDraft], dict[int, Contest]]:
     """Find reversals, negations and value conflicts, and the facts each one touches."""
-    U, facts = light.units, light.facts
-    found: list[conf.Found] = []
+    U = light.units
     stmts: list[tuple[int, conf.Statement]] = []
     for u in range(len(U)):
         if (U.junk[u] and U.claim[u] is None) or not U.feat[u].cues & DECIDE_CUE:
             continue
         stmts.extend((u, st) for st in conf.statements(U.text[u]))
-    found.extend(conf.decision_conflicts(stmts, U.first, U.last, U.claim))
-    # A contradiction the wording already lined up is not reported twice.
+    found = conf.decision_conflicts(stmts, U.first, U.last, U.claim)
+    found.extend(_slot_conflicts(light))
+    # A contradiction already lined up by its slots or its wording is not reported twice.
     seen = {u for fc in found for side in fc.sides for u in side}
     found.extend(
         fc
         for fc in _wording_conflicts(inp, light, counts)
         if all(seen.isdisjoint(side) for side in fc.sides)
     )
-    for idxs in light.group_parts:
-        if sum(1 for ci in idxs if facts[ci].values) < 2:
-            continue  # one value (or none): nothing to disagree about
-        # Only a subject with a real core can be disagreed about, and only the facts
-        # that are about that core take part (single-link grouping can drag in a
-        # sentence that merely shares a word or two).
-        core = core_terms([u for ci in idxs for u in facts[ci].units], U.feat, 0.5)
-        if len(core) < 2:
-            continue
-        idxs = [
-            ci
-            for ci in idxs
-            if len(core_terms(facts[ci].units, U.feat, 0.5) & core) * 2 >= len(core)
-        ]
-        if sum(1 for ci in idxs if facts[ci].values) < 2:
-            continue
-        parts = [facts[ci].units for ci in idxs]
-        values = [facts[ci].values for ci in idxs]
-        state = [
-            sum(1 for u in p[:50] if conf.is_state(U.text[u], U.feat[u].content)) * 2 > len(p[:50])
-            for p in parts
-        ]
-        has_eps = [any(U.eps[u] for u in p) for p in parts]
-        fc = conf.value_conflict(parts, values, state, has_eps, U.claim, "")
-        if fc:
-            members = [u for p in parts for u in p]
-            fc.subject = label(core_terms(members, U.feat, 0.5), U, parts)
-            found.append(fc)
     marks = _Marks()
     drafts = [_draft(inp, light, k, fc, marks) for k, fc in enumerate(found)]
     counts["conflicts"] = len(drafts)
     for kind in ("value", "reversal", "negation"):
         counts[f"conflicts_{kind}"] = sum(1 for d in drafts if d.kind == kind)
     return drafts, marks.freeze()
+
+
+def _slot_conflicts(light: LightResult) -> list[conf.Found]:
+    """Statements setting one subject's attribute to values that cannot both hold."""
+    U = light.units
+    items: list[int] = []
+    read: list[list[slots.Slot]] = []
+    for u in range(len(U)):
+        text = U.text[u]
+        if U.junk[u] and U.claim[u] is None:
+            continue
+        # Every typed value holds a digit, a path, a bracket or a named environment.
+        f = U.feat[u]
+        if not (f.values or f.hosts or f.envs or "/" in text or "(" in text):
+            continue
+        got = slots.slots(display_text(text))
+        if got:
+            items.append(u)
+            read.append(got)
+    out: list[conf.Found] = []
+    facts, unit_fact = light.facts, light.unit_fact
+    for clash in slots.clashes(read):
+        stated = [{items[i] for i in side} for side in clash.sides]
+        taken = set().union(*stated)
+        sides: list[list[int]] = []
+        reps: list[int] = []
+        for units in stated:
+            # A side is every restatement of its fact, also the wordings that name the
+            # value without the slot's grammar ("db-2 is our staging DB, Postgres 16"),
+            # but never a sentence another side already holds.
+            more = {v for u in units if unit_fact[u] >= 0 for v in facts[unit_fact[u]].units}
+            more -= taken
+            taken |= more
+            for side in conf.split_claims(sorted(units | more), U.claim):
+                sides.append(side)
+                # The side is shown in a sentence that states its value in the slot.
+                reps.append(min(units.intersection(side) or side, key=lambda u: (-U.weight[u], u)))
+        if not any(U.eps[u] for side in sides for u in side):
+            continue  # approved claims alone: nothing new was said
+        order = sorted(range(len(sides)), key=lambda n: (_said_first(U, sides[n]), sides[n]))
+        sides, reps = [sides[n] for n in order], [reps[n] for n in order]
+        shared = frozenset.intersection(
+            *(frozenset(t for u in side for t in U.feat[u].subject) for side in sides)
+        )
+        subject = label(shared, U, sides) if shared else clash.attribute
+        claims = [conf.claim_of(side, U.claim) for side in sides]
+        out.append(conf.Found("value", subject, sides, claims, reps))
+    return out
 
 
 def _wording_conflicts(inp: Inputs, light: LightResult, counts: Counter[str]) -> list[conf.Found]:
@@ -231,6 +251,14 @@ def _wording_conflicts(inp: Inputs, light: LightResult, counts: Counter[str]) ->
     return out
 
 
+# An approved claim has no date of its own: it sorts before everything said since.
+_FAR = datetime.min.replace(tzinfo=UTC)
+
+
+def _said_first(U: Units, side: list[int]) -> datetime:
+    return min((t for u in side if (t := U.first[u]) is not None), default=_FAR)
+
+
 class _Marks:
     """The contests being collected, conflict by conflict (frozen when REM is done)."""
 
@@ -262,7 +290,7 @@ def _draft(inp: Inputs, light: LightResult, k: int, fc: conf.Found, marks: _Mark
         else:
             rep = min(side, key=lambda u: (U.junk[u] is not None, -U.weight[u], u))
         side_eps = sorted({eps[i].id for u in side for i in U.eps[u]})
-        text = trim_snippet(display_text(U.text[rep]), inp.policy.snippet_max_chars)
+        text = trim_snippet(display_text(U.text[rep], inp.people), inp.policy.snippet_max_chars)
         sides.append(ConflictSide(text, tuple(side_eps), claim_id))
     side_keys = [s.text if s.claim_id is None else f"claim:{s.claim_id}" for s in sides]
     # A reader gets the subject in the sides' own words ("Sync interval"), not a term

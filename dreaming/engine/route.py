@@ -93,7 +93,7 @@ _CUES: dict[str, tuple[tuple[float, re.Pattern[str]], ...]] = {
             WORD,
             re.compile(
                 # "Never deploy …" instructs; "the job never deletes rows" describes.
-                r"^(?:never|always)\b|\b(?:rules?|allowed|audit(?:ed)? log)\b",
+                r"(?:^|[;.]\s+)(?:never|always)\b|\b(?:rules?|allowed|audit(?:ed)? log)\b",
                 re.I,
             ),
         ),
@@ -123,7 +123,9 @@ _CUES: dict[str, tuple[tuple[float, re.Pattern[str]], ...]] = {
             re.compile(
                 # "**Term** — what it is", "\"term\" = …", "X means …", "a Y is any Z that …",
                 # "how we count X: …": a term followed by what it is, not what it does.
-                r"^\W*\*\*[^*]{1,40}\*\*\s*[—–:-]\s*(?:a|an|the|one|any|each|every|how|what"
+                # A term set off in bold, then a dash: the glossary convention itself.
+                r"^\W*\*\*[^*]{1,40}\*\*\s*[—–]\s*\S"
+                r"|^\W*\*\*[^*]{1,40}\*\*\s*[:-]\s*(?:a|an|the|one|any|each|every|how|what"
                 r"|where|when)\s"
                 r"|[\"“][^\"”]{1,40}[\"”]\s*(?:=|:|means)"
                 r"|^[\w .+#/-]{1,40}?\s+(?:means|stands for|is short for|refers to"
@@ -152,18 +154,24 @@ class Route:
     reason: str
 
 
-def _vote(text: str, weight: float, votes: dict[str, float], cues: dict[str, str]) -> None:
-    found = False
+def _vote(
+    text: str, weight: float, votes: dict[str, float], cues: dict[str, str], plain: bool = True
+) -> float:
+    """Add the text's votes; return the strongest cue it holds (0 for none).
+
+    A text with no cue votes for SYSTEM_OVERVIEW when ``plain`` says silence counts."""
+    best = 0.0
     for page, patterns in _CUES.items():
         for strength, pattern in patterns:
             m = pattern.search(text)
             if m:
                 votes[page] += strength * weight
                 cues.setdefault(page, f"'{m.group(0).strip()[:40]}'")
-                found = True
+                best = max(best, strength)
                 break
-    if not found:
+    if not best and plain:
         votes["SYSTEM_OVERVIEW"] += WORD * weight
+    return best
 
 
 def route(
@@ -190,11 +198,13 @@ def route(
         return Route("DECISION_LOG", day_label, "decision: reversal of an earlier decision")
     votes = dict.fromkeys(PAGE_ORDER, 0.0)
     cues: dict[str, str] = {}
-    _vote(text, SHOWN, votes, cues)
+    shown = _vote(text, SHOWN, votes, cues)
     told = 1
     for other in dict.fromkeys(restatements):
         if other != text:
-            _vote(other, RESTATED, votes, cues)
+            # A restatement that says nothing of its kind is no evidence against the
+            # form of the text shown ("**Term** — …" mentioned in passing elsewhere).
+            _vote(other, RESTATED, votes, cues, plain=shown < FORM)
             told += 1
     if steps:
         votes["RUNBOOKS"] += FORM * RESTATED * steps

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
-from .blocks import SHELL_PROMPT_RE
+from .blocks import SHELL_PROMPT_RE, blocks
 from .text import Features, word_list
 
 # The shell's own utilities and the package and container tools of every stack; any
@@ -130,17 +131,99 @@ _LABEL_RE = re.compile(
 _CLOCK_RE = re.compile(r"^\d{1,2}:\d{2}(?::\d{2})?(?:\s*[–—-]\s*\d{1,2}:\d{2})?\s+(?=\S)")
 
 
-def display_text(sentence: str) -> str:
-    """Strip a leading clock time and filler labels ("Reminder:", "FYI -").
+# Markup that carries text: a Markdown link or image keeps its text, an AsciiDoc macro
+# ("name:target[text]") or cross reference ("<<id,text>>") likewise; an HTML tag goes.
+_LINK_RE = re.compile(r"!?\[([^\]\n]*)\]\((?:[^()\s]|\([^()\s]*\))*\)|\[([^\]\n]+)\]\[[^\]\n]*\]")
+_MACRO_RE = re.compile(r"\b[a-z]+:(?://)?[^\s\[\]]*\[([^\]\n]*)\]|<<[^,>\n]*,([^>\n]*)>>")
+_TAG_RE = re.compile(r"</?[A-Za-z][\w-]*(?:\s[^<>]*)?/?>")
+# What opens a line as markup: a list marker, a checkbox, an AsciiDoc heading, a quote mark.
+_LINE_MARK_RE = re.compile(r"^(?:[-*+•]\s+|\d{1,3}[.)]\s+|\[[ xX]\]\s+|={1,6}\s+|>\s*)+")
+# A speaker or author opening a line: one or two capitalised words, perhaps a role in
+# brackets, then a colon ("Ann: …", "Ann Lee (SRE): …").
+_SPEAKER_RE = re.compile(r"^([A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)?)\s*(?:\([^)]{0,40}\))?:\s+(?=\S)")
 
-    That way a grounded sentence reads as a claim. Nothing else changes — not even
-    case: "ledger-db-2 is …" must stay a host name.
+
+def _speaker(text: str, people: frozenset[str]) -> int:
+    """Where the text after a speaker prefix starts (0 when there is none).
+
+    Only a person of the project speaks: "Storage: …" or "Deciders: …" label a line the
+    same way, and only who wrote the material tells a name from a label.
+    """
+    m = _SPEAKER_RE.match(text) if people else None
+    if m is None or any(w.lower() not in people for w in m.group(1).split()):
+        return 0
+    return m.end()
+
+
+def people_in(actors: Iterable[str]) -> frozenset[str]:
+    """The name words of who wrote or said the material ("agent:builder", "Ann Lee")."""
+    return frozenset(
+        w for a in actors for w in re.split(r"[\s_.]+", a.split(":")[-1].lower()) if len(w) > 1
+    )
+
+
+def _table_row(text: str) -> str:
+    cells = [c.strip() for c in text.strip().strip("|").split("|")]
+    return "; ".join(c for c in cells if c and not set(c) <= set(":- "))
+
+
+def display_text(sentence: str, people: frozenset[str] = frozenset()) -> str:
+    """The sentence as a reviewer reads it: plain text, no log or markup noise.
+
+    Removed: a leading clock time, list markers and checkboxes, a speaker prefix ("Ann:
+    …", when Ann is one of ``people``), filler labels ("Reminder:", "FYI -"), table
+    syntax (the cells stay, joined), HTML tags, and link markup (Markdown, AsciiDoc),
+    whose text stays. Nothing else changes, not even case: "ledger-db-2 is …" must stay
+    a host name. Every candidate and conflict text is made by this one function.
     """
     out = sentence.strip()
-    if out[:1].isdigit():
-        out = _CLOCK_RE.sub("", out)
-    # every label starts with one of these letters; most sentences skip the regex
-    return _LABEL_RE.sub("", out) if out[:1].lower() in "rnfupbhasw" else out
+    if out[:1] == "|" and out.count("|") >= 2:
+        out = _table_row(out)
+    if "](" in out or "][" in out:
+        out = _LINK_RE.sub(lambda m: m.group(1) or m.group(2) or "", out)
+    if "[" in out or "<<" in out:
+        out = _MACRO_RE.sub(lambda m: m.group(1) or m.group(2) or "", out)
+    if "<" in out:
+        out = _TAG_RE.sub("", out)
+    for _ in range(3):  # "- 09:10 Ann: FYI …": each opener may hide the next
+        before = out
+        out = _LINE_MARK_RE.sub("", out).strip()
+        if out[:1].isdigit():
+            out = _CLOCK_RE.sub("", out)
+        out = out[_speaker(out, people) :]
+        # every label starts with one of these letters; most sentences skip the regex
+        if out[:1].lower() in "rnfupbhasw":
+            out = _LABEL_RE.sub("", out)
+        if out == before:
+            break
+    return " ".join(out.split())
+
+
+# A written procedure is approved whole: its steps are never cut, only a text far
+# longer than any runbook is, and then between two steps.
+PROCEDURE_MAX_CHARS = 6000
+
+
+def procedure_text(content: str, people: frozenset[str] = frozenset()) -> str:
+    """A written procedure as a reviewer approves it: every step, one per line, plain.
+
+    Headings and tool output around the steps are left out; a step keeps its number.
+    """
+    lines: list[str] = []
+    size = 0
+    for b in blocks(content):
+        if b.heading or b.code:
+            continue
+        text = display_text(b.text, people)
+        if not text:
+            continue
+        line = f"{b.number}. {text}" if b.number else text
+        if size + len(line) > PROCEDURE_MAX_CHARS:
+            lines.append("…")
+            break
+        lines.append(line)
+        size += len(line) + 1
+    return "\n".join(lines)
 
 
 # Words that point back at something said before: a sentence opening with one leans on

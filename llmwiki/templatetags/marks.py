@@ -9,7 +9,7 @@ from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
 from llmwiki import labels
-from llmwiki.render import INVISIBLE_CHARS, INVISIBLE_CLASS
+from llmwiki.render import INVISIBLE_CHARS, INVISIBLE_CLASS, render_inline, render_markdown
 
 register = template.Library()
 
@@ -74,3 +74,15 @@ def highlight(content: str, needle: str) -> SafeString:
                 + escape(content[end:])
             )
     return escape(content)
+
+
+@register.filter
+def markdown(text: str) -> SafeString:
+    """A candidate's text as sanitised HTML: its Markdown rendered, anything unsafe removed."""
+    return mark_safe(render_markdown(str(text)))  # noqa: S308 - nh3 sanitises the output
+
+
+@register.filter
+def markdown_inline(text: str) -> SafeString:
+    """The same for one line shown inside a link or a table cell: inline elements only."""
+    return mark_safe(render_inline(str(text)))  # noqa: S308 - nh3 sanitises the output

@@ -7,14 +7,11 @@ from datetime import UTC, datetime, timedelta
 from dreaming.engine.conflicts import (
     conflict_key,
     decision_conflicts,
-    is_event,
-    is_state,
     scopes_agree,
     statements,
-    value_conflict,
     values_clash,
 )
-from dreaming.engine.text import analyse
+from dreaming.engine.slots import slots
 
 T0 = datetime(2026, 3, 2, tzinfo=UTC)
 
@@ -69,36 +66,17 @@ def test_it_matches_a_reversal_against_an_approved_claim_whatever_its_date():
     assert found[0].claims == [42, None]
 
 
-def test_it_tells_events_from_states():
-    assert is_event(analyse("worker v1.5 deployed to tw-app-1").content)
-    assert not is_event(analyse("the staging DB is Postgres 16").content)
-
-
-def test_it_needs_a_state_statement_and_disjoint_values_for_a_value_conflict():
-    parts = [[0], [1]]
-    claims = [None, None]
-    v16, v15 = frozenset({"16"}), frozenset({"15"})
-
-    assert value_conflict(parts, [v16, v15], [True, True], [True, True], claims, "s").kind == (
-        "value"
-    )
-    assert value_conflict(parts, [v16, v15], [False, False], [True, True], claims, "s") is None
-    assert value_conflict(parts, [v16, v16 | v15], [True, True], [True, True], claims, "s") is None
-    assert value_conflict(parts, [v16, v15], [True, True], [False, False], claims, "s") is None
-
-
 def test_it_derives_conflict_keys_from_content():
     a = conflict_key("value", "Staging DB", ["x", "y"])
     assert a == conflict_key("value", "staging db", ["y", "x"])
     assert a != conflict_key("reversal", "staging db", ["x", "y"])
 
 
-def test_it_tells_lasting_states_from_status_lines_readings_and_ids():
+def test_only_lasting_states_set_a_slot_not_status_lines_readings_or_ids():
     def state(text: str) -> bool:
-        return is_state(text, analyse(text).content)
+        return bool(slots(text))
 
     assert state("The staging DB is Postgres 16.")
-    assert state("db-qa-3 = our qa Postgres, version 15")
     assert not state("CI green on tag v2.3.1 (run 1863).")  # no link, a status and a run id
     assert not state("16:30 CI run 1871 green.")
     assert not state("dump of db-prod-4 is 1.92 GB")  # a reading
@@ -111,11 +89,3 @@ def test_it_lets_a_more_precise_version_agree_with_its_release_line():
     assert not values_clash(frozenset({"1.4"}), frozenset({"1.4.2", "2.3.0"}))
     assert values_clash(frozenset({"1.4"}), frozenset({"1.5"}))
     assert values_clash(frozenset({"16"}), frozenset({"15"}))
-
-
-def test_it_needs_two_clashing_state_sides_for_a_value_conflict():
-    parts = [[0], [1]]
-    claims = [None, None]
-    v16, v15 = frozenset({"16"}), frozenset({"15"})
-
-    assert value_conflict(parts, [v16, v15], [True, False], [True, True], claims, "s") is None

@@ -126,6 +126,29 @@ def test_a_now_about_something_else_is_no_reversal():
     )
 
 
+def test_a_change_under_another_label_is_no_reversal_of_it():
+    old = block("Refactor: the session logic lives in SessionHooks and the settings modal.", 0)
+    new = block("Lint: the session logic rules now pass and ConstObjects replaced the enums.", 3)
+    assert disputes.reversal(0, 1, old, new, lambda t: 3.0, 1.0) is None
+    same = block("Refactor: the session logic now lives in ConstObjects instead.", 3)
+    assert disputes.reversal(0, 1, old, same, lambda t: 3.0, 1.0) is not None
+
+
+def test_a_question_asked_is_no_choice_a_change_reverses():
+    asked = block("Ann asked whether the shop app could read Mailgun directly for the badge.", 0)
+    now = block("The shop app now reads the badge from Postmark by default.", 3)
+    assert disputes.reversal(0, 1, asked, now, lambda t: 3.0, 1.0) is None
+    said = block("The shop app reads Mailgun directly for the badge.", 0)
+    assert disputes.reversal(0, 1, said, now, lambda t: 3.0, 1.0) is not None
+
+
+def test_a_denial_sharing_one_common_word_with_a_statement_is_no_conflict():
+    assert not found(
+        "Clearing (clearCart) sets cartStatus to empty and clears the order fields.",
+        "displayMode is a sticky setting (it is not cleared by openCart or clearCart in the reducer).",
+    )
+
+
 def test_a_denied_possession_is_a_negation_conflict():
     (d,) = found(
         "Edge routers: Model-7 units, each with a UPS module that covers an hour without power.",

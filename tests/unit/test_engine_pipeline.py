@@ -747,3 +747,64 @@ def test_of_a_facts_wordings_one_that_reads_on_its_own_is_proposed():
     assert sorted(supports(candidate)) == [1, 2, 3, 4, 5, 6]
     # The most trusted wording, covering the most, opens pointing back: another is shown.
     assert candidate.text == "The staging database runs PostgreSQL 16 on db-staging-2."
+
+
+DEPLOY_STEPS = "\n".join(
+    [
+        "## Deploy the API",
+        "",
+        "1. Announce the deploy in the ops channel with the version and the start time.",
+        "2. Check that CI is green on the release tag, then run `make check` locally.",
+        "3. Back up the production database with `make db-backup ENV=prod` first.",
+        "4. Stop the worker on the second host: `sudo systemctl stop worker`.",
+        "5. Take the second host out of the balancer pool with `make lb-drain`.",
+        "6. Deploy to the second host with `make deploy VERSION=<version>` and migrate.",
+        "7. Smoke test the second host: `make smoke` checks health and a test scan.",
+        "8. Put the second host back, drain the first one and deploy the same version.",
+        "9. Start the workers on both hosts and check the event backlog goes down.",
+        "10. Watch the error rate and the worker lag for 15 minutes, then post done.",
+    ]
+)
+
+
+def test_a_procedure_written_once_is_one_runbook_candidate_with_every_step():
+    result = run_sweep([ep(1, 0, DEPLOY_STEPS, source_trust=0.8)], now=NOW)
+
+    (cand,) = [c for c in result.candidates if c.page_target == "RUNBOOKS"]
+    assert len(result.candidates) == 1
+    lines = cand.text.splitlines()
+    assert [line.split(".")[0] for line in lines] == [str(n) for n in range(1, 11)]
+    assert lines[-1].startswith("10. Watch the error rate") and "…" not in cand.text
+    assert len(cand.text) > 640  # longer than any other candidate may be
+
+
+def test_a_numbered_list_that_describes_is_not_a_procedure():
+    options = "\n".join(
+        [
+            "## Options",
+            "",
+            "1. **Postgres LISTEN/NOTIFY** — no new infrastructure, but no replay of events.",
+            "2. **RabbitMQ** — dead-letter exchanges and acks, but one more service to run.",
+            "3. **Redis Streams** — consumer groups and claiming of stuck messages, already here.",
+        ]
+    )
+    result = run_sweep([ep(1, 0, options, source_trust=0.8)], now=NOW)
+    assert result.counts["procedures"] == 0
+    assert not any("\n" in c.text for c in result.candidates)
+
+
+def test_a_written_procedure_whose_steps_lean_on_each_other_is_still_proposed():
+    steps = "\n".join(
+        [
+            "## Quick start",
+            "",
+            "1. **Initialize:** Read the agents guide and the instruction file.",
+            "2. **Contextualize:** Read the active context and the project brief.",
+            "3. **Plan:** Check the task index for the next available task.",
+            "4. **Execute:** Follow it, then validate it against the spec.",
+        ]
+    )
+    result = run_sweep([ep(1, 0, steps, source_trust=0.8)], now=NOW)
+
+    (cand,) = result.candidates
+    assert cand.page_target == "RUNBOOKS" and len(cand.text.splitlines()) == 4

@@ -230,3 +230,36 @@ def test_sections_are_named_in_the_facts_own_words():
     assert name("Ann: closed the invoice-sync spike.") != "Ann"
     assert name("OPS-12 raised for node-4; the electrician is booked.") != "Raised"
     assert name("Never restart more than three nodes at once.") != "Never"
+
+
+def test_a_bold_term_and_a_dash_is_a_glossary_entry_however_the_definition_opens():
+    assert r("**LOA** — length overall of a vessel, in metres.").page == "GLOSSARY"
+    assert r("**Loading window** — 05:30–07:30, when the morning sailings load.").page == (
+        "GLOSSARY"
+    )
+    assert r("**Lint:** Fixed the new rule failures.").page != "GLOSSARY"  # a label
+
+
+def test_plain_restatements_do_not_outvote_the_form_of_the_text_shown():
+    entry = "**Manifest** — the list of all units loaded on one sailing."
+    passing = [
+        "checked the manifest for the morning sailing",
+        "the manifest export was late again",
+        "manifest totals match the tally",
+        "manifest count was off by one",
+        "printed the manifest for the quay",
+    ]
+    got = route(
+        entry,
+        contested=None,
+        procedural_votes=0.0,
+        subject_label="s",
+        day_label="d",
+        restatements=passing,
+    )
+    assert got.page == "GLOSSARY"
+
+
+def test_never_or_always_opening_a_clause_states_a_rule():
+    assert r("Secrets live in the vault; never in the repo or in logs.").page == "GOVERNANCE"
+    assert r("The job never deletes rows.").page == "SYSTEM_OVERVIEW"  # describes

@@ -301,3 +301,36 @@ def test_a_question_put_to_the_listener_is_told_apart(text, asks):
 )
 def test_a_lead_in_or_a_field_of_names_is_not_a_claim(text, claim):
     assert not_a_claim(text) is not claim
+
+
+def test_display_text_is_plain_text_whatever_the_markup():
+    assert display_text("See [the runbook](https://x.example/run) for steps.") == (
+        "See the runbook for steps."
+    )
+    assert display_text("Read link:https://a.example/c[the guide] and <<ops,ops notes>>.") == (
+        "Read the guide and ops notes."
+    )
+    assert display_text("The <b>API</b> runs on <code>tw-app-1</code>.") == (
+        "The API runs on tw-app-1."
+    )
+    assert display_text("| 2 | Refactor the store | Complete |") == (
+        "2; Refactor the store; Complete"
+    )
+    assert display_text("- [x] 1. Announce the deploy in the ops channel.") == (
+        "Announce the deploy in the ops channel."
+    )
+    assert display_text("== Storage engines") == "Storage engines"
+
+
+def test_display_text_drops_a_speaker_only_when_they_are_one_of_the_people():
+    people = frozenset({"priya", "ann", "lee"})
+    said = "09:10 Priya: the export job runs nightly."
+    assert display_text(said, people) == "the export job runs nightly."
+    assert display_text("Ann Lee (SRE): backups are kept 30 days.", people) == (
+        "backups are kept 30 days."
+    )
+    assert display_text(said) == "Priya: the export job runs nightly."
+    assert display_text("Storage: invoices live in the schema.", people) == (
+        "Storage: invoices live in the schema."
+    )
+    assert display_text("Decision: use the queue.", people) == "Decision: use the queue."

@@ -1,0 +1,353 @@
+"""Typed slots: what a statement of state sets, as (subject, attribute, value).
+
+"The staging database runs PostgreSQL 16 on db-staging-2" sets two slots of one subject
+(the staging database): the version of a named product (``version:postgres`` = 16) and
+the host it is on (``host`` = db-staging-2). Two statements contradict each other when
+they give one subject's one attribute two values that cannot both hold; statements that
+share a word or two but not the attribute never do.
+
+The reading is structural, not a list of phrasings:
+
+* the **subject** is what stands before the statement's verb of state (a copula, "=",
+  or a verb saying where or how something is: "runs", "lives", "listens"); environments
+  and hosts named there *qualify* it, so the production and the staging database, or
+  the cache on two hosts, are never one subject. A subject naming a version ("worker
+  v1.4 is …") is one release among several, not a setting.
+* the **value** is typed, read from the predicate: a version after a product name
+  ("Postgres 15"), a number labelled by the noun before it ("port 6380"), a quantity
+  with its unit (money, percent, duration, size), a schedule (weekday, clock time,
+  frequency), a host, an environment, or a location (a path after a locative
+  preposition, or in an apposition ``Name (path)``).
+* a **reading** (an estimate, a measurement, a count, an event, a status) sets nothing:
+  values that merely move are a series, not a contradiction.
+
+Decisions stated as changes ("moved from X to Y", "do not use X") are read by
+``conflicts.statements``; this module reads settings.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .dedupe import UnionFind, jaccard
+from .disputes import names_setting, quantities
+from .similar import stem
+from .text import DATE, ENV, HOST, IDENT, MARK, NUM, STOP, WEAK, token_info, word_list
+
+# Verbs that link a subject to its state; an event verb ("deployed") or a status word
+# ("green") makes the sentence a report of the day instead.
+_STATE_VERBS = frozenset(
+    word_list(
+        "is are = runs run lives live listens listen serves serve sits sit stays "
+        "stay points point stores store located hosted kept held defined declared"
+    )
+)
+_LOCATIVE = frozenset(word_list("in on at under inside within from"))
+_WEEKDAYS = {
+    d[:3]: d[:3] for d in word_list("monday tuesday wednesday thursday friday saturday sunday")
+} | {d: d[:3] for d in word_list("monday tuesday wednesday thursday friday saturday sunday")}
+_WEEKDAYS |= {d + "s": d[:3] for d in word_list("monday tuesday wednesday thursday friday")}
+_WEEKDAYS |= {d + "s": d[:3] for d in word_list("saturday sunday")}
+_FREQUENCY = frozenset(word_list("every daily nightly weekly hourly monthly yearly each"))
+_CLOCK_RE = re.compile(r"^\d{1,2}:\d{2}(?:[ap]m)?$", re.I)
+_TOKEN_RE = re.compile(r"`[^`]{1,120}`|[\w.+#/@$€£%:~'-]+|=|[(),;]|[—–]")
+# A clause ends at these; a value after one belongs to another statement.
+_CLAUSE_END = frozenset((",", ";", "—", "–", "(", ")"))
+# Before a value these make it a reading ("about 40 ms", "peaks at", "took 3 h").
+_READING = frozenset(
+    word_list(
+        "about around roughly approx approximately nearly almost peak peaks peaked median "
+        "mean average avg max maximum min minimum took takes taking estimated projected ~"
+    )
+)
+# What a statement is not when it reports rather than sets: an event or a status.
+_REPORT = frozenset(
+    word_list(
+        "deployed released upgraded bumped restarted installed merged shipped failed "
+        "green red passed passing failing flaky busy idle down stuck broken timed timeout "
+        "pending queued"
+    )
+)
+_NOT_VALUE_WORD = STOP | WEAK | MARK | DATE
+_HOST_RE = re.compile(r"[a-z][a-z0-9.-]*[a-z0-9]")
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    subject: frozenset[str]  # stemmed terms naming what the statement is about
+    scope: frozenset[str]  # environments and hosts qualifying the subject
+    attribute: str  # "version:postgres", "port", "schedule", "host", "location", …
+    value: str  # canonical, compared only with values of the same attribute
+
+
+def _tokens(sentence: str) -> list[str]:
+    return [t.strip("`").strip() if t.startswith("`") else t for t in _TOKEN_RE.findall(sentence)]
+
+
+def _info(tok: str) -> tuple[str, int]:
+    tok = tok.strip(".:!?*\"'")
+    return token_info(tok) if tok else ("", STOP)
+
+
+def _is_path(tok: str) -> bool:
+    t = tok.strip(".,:;!?*\"'")
+    if t[:1] == "@" or "://" in t:
+        return False  # a scoped package or a URL names no place in the tree
+    if "/" in t and any(c.isalpha() for c in t):
+        return True
+    return bool(_info(t)[1] & IDENT) and "." in t and not t[0].isdigit()
+
+
+def _path(tok: str) -> str:
+    return tok.strip(".,:;!?*\"'").lower().removeprefix("./").rstrip("/")
+
+
+def _subject(tokens: Sequence[str]) -> tuple[frozenset[str], frozenset[str]] | None:
+    """Subject terms and qualifiers of the words before the verb; None for a release."""
+    terms: set[str] = set()
+    scope: set[str] = set()
+    for tok in tokens:
+        if tok in _CLAUSE_END:
+            terms.clear()
+            scope.clear()
+            continue
+        canon, flags = _info(tok)
+        if not canon:
+            continue
+        if flags & (HOST | ENV):
+            scope.add(canon)
+        elif flags & NUM:
+            return None
+        elif not flags & (STOP | WEAK | MARK | DATE) and len(canon) > 1:
+            terms.add(stem(canon) if canon.isalpha() else canon)
+    if not terms and not scope:
+        return None
+    return frozenset(terms), frozenset(scope)
+
+
+def _values(pred: Sequence[str], sentence: str) -> list[tuple[str, str]]:
+    """The typed values of a predicate (its words up to the end of the clause)."""
+    out: list[tuple[str, str]] = []
+    schedule: list[str] = []
+    hosts: list[str] = []
+    for k, tok in enumerate(pred):
+        low = tok.lower().strip(".,:;!?")
+        prev = pred[k - 1].lower().strip(".,:;!?") if k else ""
+        if low in _WEEKDAYS:
+            schedule.append(_WEEKDAYS[low])
+            continue
+        if _CLOCK_RE.match(low):
+            schedule.append(low)
+            continue
+        if low in _FREQUENCY and low != "every" and low != "each":
+            schedule.append(low)
+            continue
+        if prev in _READING:
+            continue
+        canon, flags = _info(tok)
+        if _is_path(tok) and (prev in _LOCATIVE or k == 0):
+            out.append(("location", _path(tok)))
+        elif flags & HOST and (prev in _LOCATIVE or hosts) and _HOST_RE.fullmatch(canon):
+            hosts.append(canon)
+        elif flags & ENV and not flags & HOST:
+            out.append(("environment", canon))
+        elif flags & NUM and canon[:1].isdigit() and k:
+            nxt = pred[k + 1].lower() if k + 1 < len(pred) else ""
+            if nxt[:1].isalpha() and nxt not in _LOCATIVE and not _info(nxt)[1] & (STOP | WEAK):
+                continue  # "9 workers": a count of something, or a quantity with a unit
+            label, lflags = _info(pred[k - 1])
+            if lflags & (_NOT_VALUE_WORD | NUM | HOST) or not label.isalpha():
+                continue
+            if pred[k - 1][:1].isupper():
+                # A number after a name is that product's version ("Postgres 15"); after
+                # a common noun it is the value that noun labels ("port 6380").
+                out.append(("version:" + label, canon))
+            else:
+                out.append((stem(label), canon))
+    if schedule:
+        out.append(("schedule", " ".join(schedule)))
+    if hosts:
+        out.append(("host", " ".join(sorted(set(hosts)))))
+    return out
+
+
+def slots(sentence: str) -> list[Slot]:
+    """The slots one sentence sets (empty for most sentences: events, readings, chatter)."""
+    tokens = _tokens(sentence)
+    low = [t.lower().strip(".,:!?") for t in tokens]
+    if not _REPORT.isdisjoint(low) or sentence.rstrip().endswith("?"):
+        return []
+    out: list[Slot] = []
+    verb = next((k for k, t in enumerate(low) if t in _STATE_VERBS), None)
+    if verb is not None:
+        subj = _subject(tokens[:verb])
+        if subj is not None:
+            end = next(
+                (k for k in range(verb + 1, len(tokens)) if tokens[k] in _CLAUSE_END), len(tokens)
+            )
+            pred = tokens[verb + 1 : end]
+            negated = any(_info(t)[0] in ("not", "no", "never") for t in pred[:2])
+            if not negated:
+                clause = " ".join(tokens[:end])
+                for attr, value in _values(pred, clause):
+                    out.append(Slot(subj[0], subj[1], attr, value))
+                for q in quantities(clause):
+                    # A size or a share is a setting only when the clause names one ("the
+                    # attachment limit is 25 MB"); else it is what something measured.
+                    if q.reading or (q.kind in ("size", "percent") and not names_setting(clause)):
+                        continue
+                    out.append(Slot(subj[0], subj[1], q.kind, f"{q.value:g}"))
+    out.extend(_appositions(tokens))
+    return out
+
+
+def _camel(tok: str) -> bool:
+    return tok[:1].isupper() and any(c.isupper() for c in tok[1:]) and not _is_path(tok)
+
+
+def _appositions(tokens: Sequence[str]) -> list[Slot]:
+    """Where a named thing is defined, told in brackets: ``Name (path)``, ``path (Name …)``
+    or ``(path -> Name)``. A bracket holding one path names that path's content."""
+    out: list[Slot] = []
+    for k, tok in enumerate(tokens):
+        if tok != "(":
+            continue
+        close = next((j for j in range(k + 1, min(k + 12, len(tokens))) if tokens[j] == ")"), None)
+        if close is None:
+            continue
+        inside = tokens[k + 1 : close]
+        paths = [t for t in inside if _is_path(t)]
+        if len(paths) != 1:
+            continue
+        names = [t for t in inside if _camel(t)]
+        if not names and k and _camel(tokens[k - 1]):
+            names = [tokens[k - 1]]
+        for name in names[:1]:
+            out.append(Slot(frozenset({_info(name)[0]}), frozenset(), "location", _path(paths[0])))
+    for k in range(len(tokens) - 2):
+        # "path (Name with …)": the bracket says what the path holds.
+        if _is_path(tokens[k]) and tokens[k + 1] == "(" and _camel(tokens[k + 2]):
+            out.append(
+                Slot(
+                    frozenset({_info(tokens[k + 2])[0]}), frozenset(), "location", _path(tokens[k])
+                )
+            )
+    return out
+
+
+def _agree(attribute: str, a: str, b: str) -> bool:
+    if a == b:
+        return True
+    if attribute == "host":
+        # "on tw-1" and "on tw-1 and tw-2" may both be true of a service on several hosts.
+        ha, hb = set(a.split()), set(b.split())
+        return ha <= hb or hb <= ha
+    if attribute == "location":
+        # A path and a deeper one name the same place at two precisions.
+        return a.startswith(b + "/") or b.startswith(a + "/")
+    if attribute.startswith("version") or "." in a or "." in b:
+        # "1.4" and "1.4.2" name the same release line at two precisions.
+        return a.startswith(b + ".") or b.startswith(a + ".")
+    return False
+
+
+def same_subject(a: Slot, b: Slot) -> bool:
+    """Two statements are about one thing: qualifiers agree and the terms cover each other."""
+    if a.scope and b.scope and a.scope != b.scope:
+        return False
+    if not (a.subject and b.subject) and not (
+        a.attribute.startswith("version:") and a.scope and b.scope
+    ):
+        # A bare environment or host ("Prod is …") is a subject only for the version of a
+        # named product; anything else said of it is about one of many things there.
+        return False
+    ta, tb = a.subject | a.scope, b.subject | b.scope
+    if not ta & tb:
+        return False
+    return ta <= tb or tb <= ta or jaccard(ta, tb) >= 0.5
+
+
+# A subject word shared by more statements of one attribute than this names a topic,
+# not one thing: it proposes no pairs (and keeps the pairing near-linear).
+_BUCKET = 32
+# A subject's number given this many different values is a measurement series.
+_SERIES = 3
+
+
+def _numeric(value: str) -> bool:
+    try:
+        float(value)
+    except ValueError:
+        return False
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class Clash:
+    """Statements giving one subject's attribute values that cannot both hold."""
+
+    attribute: str
+    sides: list[list[int]]  # item indices per value, in the order values were first seen
+    subject: frozenset[str]  # the terms every side's statements share
+
+
+def clashes(items: Sequence[Sequence[Slot]]) -> list[Clash]:
+    """Group items (one list of slots each) by subject and attribute; return the clashes.
+
+    Items are paired only through a shared subject term within one attribute, never all
+    pairs; one pair of items is reported once, under the first attribute that clashes.
+    """
+    by_key: dict[tuple[str, str], list[tuple[int, Slot]]] = {}
+    for i, ss in enumerate(items):
+        for s in ss:
+            for t in sorted(s.subject | s.scope):
+                by_key.setdefault((s.attribute, t), []).append((i, s))
+    per_attr: dict[str, set[tuple[int, int]]] = {}
+    slot_of: dict[tuple[str, int], Slot] = {}
+    for (attr, _), members in sorted(by_key.items()):
+        if len(members) > _BUCKET:
+            continue
+        for n, (i, a) in enumerate(members):
+            slot_of.setdefault((attr, i), a)
+            for j, b in members[n + 1 :]:
+                if i != j and same_subject(a, b):
+                    per_attr.setdefault(attr, set()).add((min(i, j), max(i, j)))
+    out: list[Clash] = []
+    reported: set[tuple[int, int]] = set()
+    for attr in sorted(per_attr):
+        pairs = sorted(per_attr[attr])
+        idx = sorted({i for p in pairs for i in p})
+        pos = {i: n for n, i in enumerate(idx)}
+        uf = UnionFind(len(idx))
+        for i, j in pairs:
+            uf.union(pos[i], pos[j])
+        groups: dict[int, list[int]] = {}
+        for i in idx:
+            groups.setdefault(uf.find(pos[i]), []).append(i)
+        for members in groups.values():
+            by_value: dict[str, list[int]] = {}
+            for i in members:
+                value = slot_of[(attr, i)].value
+                home = next((v for v in by_value if _agree(attr, v, value)), value)
+                by_value.setdefault(home, []).append(i)
+            if len(by_value) < 2 or (len(by_value) >= _SERIES and all(map(_numeric, by_value))):
+                continue  # one value, or a number read again and again (a series)
+            sides = list(by_value.values())
+            new = {
+                (min(i, j), max(i, j))
+                for s in sides
+                for t in sides
+                if s is not t
+                for i in s
+                for j in t
+            }
+            if new <= reported:
+                continue
+            reported |= new
+            shared = frozenset.intersection(
+                *(slot_of[(attr, i)].subject | slot_of[(attr, i)].scope for i in members)
+            )
+            out.append(Clash(attr, sides, shared))
+    return out
