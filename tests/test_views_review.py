@@ -174,8 +174,8 @@ def test_flag_badges_are_red_for_risk_and_amber_for_pii_in_the_queue(client, bob
     Candidate.objects.filter(dedupe_key="bulk-0").update(flags=["pii:email", "risk:injection"])
     client.force_login(bob)
     body = client.get(url("queue", dreamed)).content.decode()
-    assert '<span class="badge warn">pii:email</span>' in body
-    assert '<span class="badge bad">risk:injection</span>' in body
+    assert '<span class="badge warn" title="pii:email">Personal data: email address</span>' in body
+    assert '<span class="badge bad" title="risk:injection">Risk: injection</span>' in body
 
 
 def test_an_outsider_gets_404_on_a_candidate(client, mallory, staging):
