@@ -21,7 +21,7 @@ from django.db.models.functions import Length
 from django.utils import timezone
 
 from dreaming.engine import pipeline, select
-from dreaming.engine.policy import Policy, PolicyError
+from dreaming.engine.policy import SOURCE_TRUST, Policy, PolicyError
 from dreaming.engine.restate import restating
 from dreaming.engine.types import ApprovedClaim, Ep, RecallStats, SweepResult
 from dreaming.models import (
@@ -52,7 +52,6 @@ LEASE = timedelta(seconds=settings.Q_CLUSTER["timeout"] + 60)
 MAX_ATTEMPTS = 3
 RECALL_WINDOW = timedelta(days=90)
 HEARTBEAT_STALE = timedelta(minutes=3)
-SOURCE_TRUST = {"bundle": 1.0, "vault": 0.8, "note": 0.8, "daily_log": 0.6, "transcript": 0.5}
 TRUST_LABEL = {Episode.Trust.APPROVED: 1.0, Episode.Trust.REVIEWED: 0.9}
 PHASES = ("light", "rem", "deep", "settle")
 

@@ -21,15 +21,8 @@ from .route import Route, route, section_name
 from .score import EvidenceView, recall_for, signals, weighted
 from .similar import terms_of
 from .types import TERMINAL_LIFECYCLES, CandidateDraft, Evidence
-from .wording import (
-    asks_the_listener,
-    dated,
-    display_text,
-    not_a_claim,
-    opens_pointing_back,
-    standalone,
-    trim_snippet,
-)
+from .wording import dated, display_text, not_a_claim, standalone, trim_snippet
+from .worth import features, shipped
 
 _MAX_CONTRADICT_IDS = 50
 # Two sentences longer than this together are no longer one claim read at a glance.
@@ -73,6 +66,18 @@ class _Passing:
     stats: dict[str, float]
     flags: tuple[str, ...]
     key: str
+    worth: float  # P(claim line) of the chosen sentence, by the claim-worthiness model
+
+    @property
+    def rank(self) -> float:
+        return _rank(self.worth, self.score)
+
+
+def _rank(worth: float, score: float) -> float:
+    """Order within the cap: how well the fact is supported, plus half how much its text
+    reads as a claim, so a clean note statement is not deferred behind a repeated chat
+    line while a fact restated in five wordings still leads."""
+    return score + worth / 2
 
 
 def _score(
@@ -90,6 +95,7 @@ def _score(
     has_claims = bool(inp.claims)
     min_evidence = policy.min_evidence
     contests = rem.contests
+    model = shipped()
     for ci, c in enumerate(light.facts):
         contest = contests.get(ci, _UNCONTESTED)
         if len(c.units) == 1 and not contest.contradict:
@@ -178,6 +184,17 @@ def _score(
             redacted = "redacted" in (choice.reason or "")
             reasons[ci] = "secret_redacted" if redacted else "junk:fragments"
             continue
+        # A lead-in ("Two rules were restated:") or a field of names ("Deciders: Ann Lee,
+        # Bo Chan") says nothing a reviewer could approve, however often it recurs.
+        if c.kind == "fact" and not_a_claim(choice.text):
+            reasons[ci] = "junk:not_a_claim"
+            continue
+        u = choice.unit
+        worth = model.prob(features(U.text[u], U.feat[u], U.place[u], U.weight[u], U.trust[u]))
+        # A contested fact, a procedure and a theme are records in their own right.
+        if c.kind == "fact" and not contest.kind and worth < model.threshold:
+            reasons[ci] = "not_claim_worthy"
+            continue
         score, raw, stats = _evaluate(inp, light, support, choice.unit)
         # Said once, a statement scores low on frequency and days; written once in a
         # reference source it is still the reference, when it stands on its own.
@@ -191,20 +208,6 @@ def _score(
         alone = len(support) < policy.min_evidence and U.claim[choice.unit] is None
         if alone and not standalone(choice.text):
             reasons[ci] = "junk:leans_on_context"
-            continue
-        # choose() prefers a wording that reads on its own: if the best one still opens
-        # on a word pointing at what came before ("It means a lot."), every wording does,
-        # and however often it is said a reviewer could not approve it as it stands.
-        if c.kind == "fact" and not contest.kind and opens_pointing_back(choice.text):
-            reasons[ci] = "junk:points_back"
-            continue
-        # However often it is asked, a question put to the person spoken to is
-        # conversation, not something a reviewer could approve or the project answer.
-        if c.kind == "fact" and not contest.kind and asks_the_listener(choice.text):
-            reasons[ci] = "junk:asks_the_listener"
-            continue
-        if c.kind == "fact" and not_a_claim(choice.text):
-            reasons[ci] = "junk:not_a_claim"
             continue
         if alone:
             stats["authority"] = max(eps[i].source_trust for i in support)
@@ -228,6 +231,7 @@ def _score(
                 stats,
                 flags,
                 text_key(choice.text),
+                round(worth, 4),
             )
         )
     return passing, {cid: sorted(v) for cid, v in sorted(reinforced.items())}
@@ -349,11 +353,11 @@ def _cap(
     counts: Counter[str],
     reasons: dict[int, str],
 ) -> list[CandidateDraft]:
-    """Keep the strongest and riskiest proposals; defer (and bound) the rest."""
+    """Keep the riskiest and most claim-like, best-supported proposals; defer the rest."""
     policy = inp.policy
-    # Riskiest first (a human must see those), then strongest; identical texts from
+    # Riskiest first (a human must see those), then by rank; identical texts from
     # two facts keep the stronger one. Only what the cap can show becomes a draft.
-    passing.sort(key=lambda p: (not p.flags, -p.score, p.key))
+    passing.sort(key=lambda p: (not p.flags, -p.rank, p.key))
     seen: set[str] = set()
     keep: list[_Passing] = []
     for p in passing:
@@ -369,7 +373,7 @@ def _cap(
     drafts = [_draft(inp, light, rem, p) for p in keep[:limit]]
     for p in keep[:limit]:
         reasons[p.ci] = "candidate"
-    drafts.sort(key=lambda d: (not d.flags, -d.score, d.dedupe_key))
+    drafts.sort(key=lambda d: (not d.flags, -_draft_rank(d), d.dedupe_key))
     out: list[CandidateDraft] = []
     kept = 0
     for d in drafts:
@@ -383,7 +387,7 @@ def _cap(
             counts["deferred_snoozed"] += 1
         out.append(d)
     order = {"proposed": 0, "deferred": 1, "blocked": 2}
-    out.sort(key=lambda d: (order[d.status], not d.flags, -d.score, d.dedupe_key))
+    out.sort(key=lambda d: (order[d.status], not d.flags, -_draft_rank(d), d.dedupe_key))
     counts["deferred_over_cap"] += counts["deferred_not_returned"]
     return out
 
@@ -433,6 +437,7 @@ def _draft(inp: Inputs, light: LightResult, rem: RemResult, p: _Passing) -> Cand
         status = "deferred"
     _, breakdown = weighted(p.raw, policy)
     breakdown.update(p.stats)
+    breakdown["worth"] = p.worth
     f = U.feat[p.choice.unit]
     subject_terms = sorted(light.core(p.ci) | f.values)
     evidence = [Evidence(eps[i].id, "support") for i in support]
@@ -455,6 +460,10 @@ def _draft(inp: Inputs, light: LightResult, rem: RemResult, p: _Passing) -> Cand
         blocked_reason=blocked,
         conflict_keys=tuple(sorted({rem.conflicts[k].dedupe_key for k in contest.conflicts})),
     )
+
+
+def _draft_rank(d: CandidateDraft) -> float:
+    return _rank(d.signals["worth"], d.score)
 
 
 def _blocked_by(flag: str, rules: Sequence[str]) -> bool:

@@ -20,6 +20,8 @@ SIGNALS = (
     "source_trust",
     "richness",
 )
+# How far a source is trusted to be the reference, by the importer that read it.
+SOURCE_TRUST = {"bundle": 1.0, "vault": 0.8, "note": 0.8, "daily_log": 0.6, "transcript": 0.5}
 
 
 class PolicyError(ValueError):
