@@ -1,4 +1,4 @@
-"""The endpoints of DESIGN.md §10 under /api/projects/{slug}/ (schema at /api/openapi.json)."""
+"""The JSON API under /api/projects/{slug}/ (docs/ARCHITECTURE.md §7), schema /api/openapi.json."""
 
 from __future__ import annotations
 

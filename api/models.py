@@ -6,7 +6,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from llmwiki.models import Project, Role
+from llmwiki.access import Do
+from llmwiki.models import Project
 
 
 class ApiToken(models.Model):
@@ -22,12 +23,12 @@ class ApiToken(models.Model):
         WRITE_EVENTS = "write-events", "Write events (record episodes through the ingest gate)"
         REVIEW = "review", "Review (dream, review actions, exports; reads sensitive text)"
 
-    # The least role the token's creator must still hold for each scope to work: the same
-    # role the web pages ask for the same work (upload, sweeps and exports, reading).
-    SCOPE_ROLE = {
-        Scope.READ: Role.VIEWER,
-        Scope.WRITE_EVENTS: Role.CONTRIBUTOR,
-        Scope.REVIEW: Role.REVIEWER,
+    # What the token's creator must still be allowed to do for each scope to work
+    # (`llmwiki.access.PERMISSIONS`): the same as the web asks for the same work.
+    SCOPE_DOES = {
+        Scope.READ: Do.READ,
+        Scope.WRITE_EVENTS: Do.INGEST,
+        Scope.REVIEW: Do.REVIEW,
     }
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="api_tokens")

@@ -207,7 +207,7 @@ CONFLICT_SHOW = ("open", "resolved", "all")
 def _conflict_out(caller: Caller, conflict: Conflict) -> dict[str, Any]:
     sides = []
     for side in conflict.sides.all():
-        evidence = list(side.evidence.all())
+        evidence = side.cited_evidence
         labels = side.labels
         sides.append(
             {
@@ -238,6 +238,7 @@ def _conflict_out(caller: Caller, conflict: Conflict) -> dict[str, Any]:
         "resolution": conflict.resolution or None,
         "accepted_claim_id": conflict.accepted_claim_id,
         "accepted_candidate_id": conflict.accepted_candidate_id,
+        "reopens": conflict.reopens_id,
         "sides": sides,
     }
 
@@ -248,6 +249,7 @@ def _conflicts(caller: Caller):
         .select_related("owner")
         .prefetch_related(
             Prefetch("sides__evidence", queryset=Episode.objects.select_related("source")),
+            Prefetch("sides__claim__evidence", queryset=Episode.objects.select_related("source")),
             "sides__candidate",
             "sides__claim",
         )

@@ -17,7 +17,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from api.models import ApiToken
-from llmwiki.access import role_in
+from llmwiki.access import PERMISSIONS, Do, can, may, role_in
 from llmwiki.errors import InputError, Refused
 from llmwiki.models import ROLE_RANK, AuditEvent, Project, Role
 
@@ -50,7 +50,7 @@ def token_create(
             f"choose one or more of {', '.join(ApiToken.Scope.values)}"
             + (f" (unknown: {', '.join(unknown)})" if unknown else ""),
         )
-    if role_in(actor, project) != Role.MAINTAINER:
+    if not can(actor, project, Do.SETTINGS):
         raise Refused("creating API tokens needs the maintainer role", 403)
     prefix = secrets.token_hex(6)
     text = f"{TOKEN_PREFIX}_{prefix}_{secrets.token_urlsafe(32)}"
@@ -71,7 +71,7 @@ def token_create(
 @transaction.atomic
 def token_revoke(*, token: ApiToken, actor: AbstractBaseUser) -> ApiToken:
     """Revoke a token for good; revoking twice changes nothing."""
-    if role_in(actor, token.project) != Role.MAINTAINER:
+    if not can(actor, token.project, Do.SETTINGS):
         raise Refused("revoking API tokens needs the maintainer role", 403)
     token = ApiToken.objects.select_for_update().get(pk=token.pk)
     if token.revoked_at is None:
@@ -145,10 +145,11 @@ def caller_for(token: ApiToken, slug: str, scope: str | None) -> Caller:
             f"this one has {', '.join(token.scopes)}",
             403,
         )
-    if scope is not None and ROLE_RANK[actual] < ROLE_RANK[ApiToken.SCOPE_ROLE[scope]]:
+    if scope is not None and not may(actual, ApiToken.SCOPE_DOES[scope]):
+        needed = PERMISSIONS[ApiToken.SCOPE_DOES[scope]]
         raise Refused(
-            f"the {scope} scope needs its creator to hold the {ApiToken.SCOPE_ROLE[scope]} "
-            f"role; {token.created_by.get_username()} is now {actual}",
+            f"the {scope} scope needs its creator to hold the {needed} role; "
+            f"{token.created_by.get_username()} is now {actual}",
             403,
         )
     role = actual

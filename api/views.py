@@ -11,9 +11,8 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from api import services
 from api.models import ApiToken
-from llmwiki.access import get_project_for
+from llmwiki.access import Do, get_project_for
 from llmwiki.errors import InputError
-from llmwiki.models import Role
 
 
 class TokenForm(forms.Form):
@@ -28,7 +27,7 @@ class TokenForm(forms.Form):
 @require_http_methods(["GET", "POST"])
 @login_required
 def tokens(request: HttpRequest, slug: str) -> HttpResponse:
-    project = get_project_for(request.user, slug, Role.MAINTAINER)
+    project = get_project_for(request.user, slug, Do.SETTINGS)
     created = None
     form = TokenForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
@@ -64,7 +63,7 @@ def tokens(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 @login_required
 def token_revoke(request: HttpRequest, slug: str, token_id: int) -> HttpResponse:
-    project = get_project_for(request.user, slug, Role.MAINTAINER)
+    project = get_project_for(request.user, slug, Do.SETTINGS)
     token = get_object_or_404(ApiToken, project=project, pk=token_id)
     services.token_revoke(token=token, actor=request.user)
     messages.success(request, f"Revoked API token {token.name} ({token.prefix}…).")

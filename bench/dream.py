@@ -11,7 +11,7 @@ inserted into a fresh project, then
 - **incremental**: then 1k new episodes (a day later, another seed) are added and swept:
   the watermark keeps the history out of the batch, so this time must not grow with N.
 
-Targets (DESIGN.md §13): 100k episodes < 60 s, 10× episodes → ≤ 11× time, peak memory
+Targets (docs/ARCHITECTURE.md §8): 100k episodes < 60 s, 10× episodes → ≤ 11× time, peak memory
 < 1 GiB, within 30× of the floor; the incremental sweep flat in N.
 
 Run: ``python bench/dream.py [--n 10000 100000] [--no-record]``.

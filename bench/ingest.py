@@ -4,7 +4,7 @@ A generated corpus of daily logs, notes and chat transcripts (synthetic texts, ~
 per episode, a few with secrets, PII and injection phrases) is written to a temp folder and
 imported with `ingest_files` (walk, decode, plan, parse, classify, secret/PII/injection
 scan, blob store, sources, episodes, audit — one transaction). In the same run, the floor:
-read every file and sha256 it. The target (DESIGN.md §13) is 5k episodes/s.
+read every file and sha256 it. The target (docs/ARCHITECTURE.md §8) is 5k episodes/s.
 
 Run: ``python bench/ingest.py [--n 20000 100000] [--no-record]``.
 """

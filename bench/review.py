@@ -17,7 +17,7 @@ session, `collectstatic` run into the throwaway data directory as in production)
 Requests to the two projects alternate, so both see the same machine state. Queries per
 request are counted with `CaptureQueriesContext` in a separate, untimed pass (capturing adds
 its own overhead); times are wall clock per request after a warm-up. The queue's query count
-must not depend on N; target (DESIGN.md §13): queue p95 < 150 ms at 10k candidates.
+must not depend on N; target (docs/ARCHITECTURE.md §8): queue p95 < 150 ms at 10k candidates.
 
 Run: ``python bench/review.py [--n 10000] [--small 100] [--requests 60] [--no-record]``.
 """

@@ -5,6 +5,7 @@ import json
 from django import forms
 
 from dreaming.engine.policy import Policy, PolicyError
+from llmwiki.importers import safejson
 
 
 class PolicyForm(forms.Form):
@@ -17,7 +18,9 @@ class PolicyForm(forms.Form):
     def clean_policy(self) -> dict:
         raw = self.cleaned_data["policy"]
         try:
-            data = json.loads(raw)
+            data = safejson.decode(raw)
+        except safejson.TooDeep as exc:
+            raise forms.ValidationError(f"JSON {exc}") from None
         except json.JSONDecodeError as exc:
             raise forms.ValidationError(
                 f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"

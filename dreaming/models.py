@@ -14,8 +14,7 @@ from django.utils.functional import cached_property
 
 from dreaming.engine.policy import SIGNALS
 from llmwiki import access
-from llmwiki.access import has_role
-from llmwiki.models import AuditEvent, Claim, Episode, Page, Project, Role, SecurityClass
+from llmwiki.models import AuditEvent, Claim, Episode, Page, Project, SecurityClass
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -203,9 +202,9 @@ class Candidate(models.Model):
 
     def get_actions(self, user: AbstractBaseUser | AnonymousUser) -> list[str]:
         """Which buttons the user gets (Wagtail's get_actions): none when refused anyway."""
-        if not self.is_open or not has_role(user, self.project, Role.REVIEWER):
+        if not self.is_open or not access.can(user, self.project, access.Do.REVIEW):
             return []
-        if self.is_sensitive and not has_role(user, self.project, Role.MAINTAINER):
+        if self.is_sensitive and not access.can(user, self.project, access.Do.DECIDE_SENSITIVE):
             return []
         actions = ["approve", "approve-edit", "reject", "merge"]
         if self.status != self.Status.DEFERRED:
@@ -234,8 +233,11 @@ class Candidate(models.Model):
         """
         if self.run_id is not None:
             return None
+        # An accepted or merged text is the conflict's accepted candidate; a side valid
+        # in its scope is that side's candidate.
         return (
-            Conflict.objects.filter(project=self.project_id, accepted_candidate=self)
+            Conflict.objects.filter(project=self.project_id)
+            .filter(Q(accepted_candidate=self) | Q(sides__candidate=self))
             .select_related("resolved_by")
             .first()
         )
@@ -376,6 +378,11 @@ class Conflict(models.Model):
     accepted_candidate = models.ForeignKey(
         "Candidate", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # The resolved conflict this one raises again: a sweep re-opens a resolved dispute only
+    # with evidence its resolution did not weigh.
+    reopens = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="reopened_by"
+    )
 
     objects = ConflictQuerySet.as_manager()
 
@@ -406,6 +413,20 @@ class ConflictSide(models.Model):
 
     def __str__(self) -> str:
         return f"side {self.position} of conflict #{self.conflict_id}"
+
+    @property
+    def cited_evidence(self) -> list[Episode]:
+        """The episodes the side rests on: its own, and those of the claim it is.
+
+        A side that is an approved claim carries no episodes of its own; its claim's
+        evidence is what a reader weighs. Reads the prefetched `evidence` and
+        `claim__evidence`.
+        """
+        episodes = {e.pk: e for e in self.evidence.all()}
+        if self.claim_id:
+            for e in self.claim.evidence.all():
+                episodes.setdefault(e.pk, e)
+        return sorted(episodes.values(), key=lambda e: e.pk)
 
     @property
     def labels(self) -> access.Labels:

@@ -32,7 +32,7 @@ def candidate_document(candidate: Candidate) -> dict:
 
 
 def conflict_document(conflict: Conflict) -> dict:
-    """Needs `sides__evidence__source` prefetched."""
+    """Needs `sides__evidence__source` and `sides__claim__evidence__source` prefetched."""
     return {
         "id": conflict.pk,
         "status": conflict.status,
@@ -42,7 +42,7 @@ def conflict_document(conflict: Conflict) -> dict:
             {
                 "text": side.text,
                 "claim_id": side.claim_id,
-                "evidence": [evidence_document(e) for e in side.evidence.all()],
+                "evidence": [evidence_document(e) for e in side.cited_evidence],
             }
             for side in conflict.sides.all()
         ],

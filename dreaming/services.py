@@ -24,6 +24,7 @@ from dreaming.engine import pipeline, select
 from dreaming.engine.policy import SOURCE_TRUST, Policy, PolicyError
 from dreaming.engine.restate import restating
 from dreaming.engine.types import ApprovedClaim, Ep, RecallStats, SweepResult
+from dreaming.engine.types import ConflictSide as DraftSide
 from dreaming.models import (
     Candidate,
     CandidateEvidence,
@@ -354,7 +355,7 @@ def _settle(run: DreamRun, computed: _Computed, started: float) -> None:
         run.counts = counts
         run.bytes_read = computed.bytes_read
         run.diary = result.diary
-        run.preview = _preview(result, computed.security) if run.is_preview else None
+        run.preview = _preview(run.project, result, computed.security) if run.is_preview else None
         run.phases["settle"] = {"status": "done"}
         run.finished_at = timezone.now()
         run.duration_ms = int((time.perf_counter() - started) * 1000)
@@ -394,6 +395,20 @@ def _restating_open(project: Project, drafts: list) -> dict[str, int]:
     return {plain[d].dedupe_key: waiting[o][0] for d, o in found.items()}
 
 
+def _folds(project: Project, drafts: list) -> tuple[dict[str, int], dict[str, int]]:
+    """Drafts that only add evidence to a candidate already there, by dedupe key → its id:
+    one with the same key, and (second) one awaiting review that the draft restates.
+
+    Persisting and the preview both ask this, so a preview shows what a sweep will do.
+    """
+    existing = dict(
+        Candidate.objects.filter(
+            project=project, dedupe_key__in=[c.dedupe_key for c in drafts]
+        ).values_list("dedupe_key", "id")
+    )
+    return existing, _restating_open(project, [c for c in drafts if c.dedupe_key not in existing])
+
+
 def _persist(run: DreamRun, computed: _Computed) -> dict[str, int]:
     """Write candidates, evidence, conflicts and reinforcements; idempotent by dedupe key."""
     project, result, security = run.project, computed.result, computed.security
@@ -403,12 +418,7 @@ def _persist(run: DreamRun, computed: _Computed) -> dict[str, int]:
     referenced.update(i for d in result.conflicts for side in d.sides for i in side.episode_ids)
     live = referenced & set(_in_range(project, referenced).dreamable().values_list("id", flat=True))
     drafts = [c for c in result.candidates if all(e.episode_id in live for e in c.evidence)]
-    existing = dict(
-        Candidate.objects.filter(
-            project=project, dedupe_key__in=[c.dedupe_key for c in drafts]
-        ).values_list("dedupe_key", "id")
-    )
-    restated = _restating_open(project, [c for c in drafts if c.dedupe_key not in existing])
+    existing, restated = _folds(project, drafts)
     existing.update(restated)
     now = timezone.now()
     new = [
@@ -451,31 +461,7 @@ def _persist(run: DreamRun, computed: _Computed) -> dict[str, int]:
         batch_size=1000,
         ignore_conflicts=True,
     )
-    new_conflicts = 0
-    known = set(
-        Conflict.objects.filter(
-            project=project, dedupe_key__in=[d.dedupe_key for d in result.conflicts]
-        ).values_list("dedupe_key", flat=True)
-    )
-    for draft in result.conflicts:
-        if draft.dedupe_key in known:
-            continue
-        conflict = Conflict.objects.create(
-            project=project,
-            run=run,
-            subject=draft.subject[:300],
-            kind=draft.kind,
-            dedupe_key=draft.dedupe_key,
-        )
-        for position, side in enumerate(draft.sides):
-            row = ConflictSide.objects.create(
-                conflict=conflict,
-                position=position,
-                text=side.text,
-                claim_id=side.claim_id,
-            )
-            row.evidence.add(*[i for i in side.episode_ids if i in live])
-        new_conflicts += 1
+    new_conflicts = _persist_conflicts(run, result, live, ids)
     for claim_id, episode_ids in result.reinforced.items():
         claim = Claim.objects.get(pk=claim_id, project=project)
         claim.evidence.add(*episode_ids)
@@ -490,6 +476,167 @@ def _persist(run: DreamRun, computed: _Computed) -> dict[str, int]:
     }
 
 
+def _persist_conflicts(
+    run: DreamRun, result: SweepResult, live: set[int], candidate_ids: dict[str, int]
+) -> int:
+    """Write the conflicts the sweep found that no conflict on record already holds.
+
+    A dispute still open is not written twice; a resolved one is raised again only by
+    evidence its resolution did not weigh, as a new conflict that links the old one.
+    Each side is linked to the candidate the sweep proposed from it, so resolving the
+    conflict can settle that candidate too. Returns how many conflicts were written.
+    """
+    project = run.project
+    # The candidate drafts each conflict contests, with their ids and supporting episodes.
+    contested: dict[str, list[tuple[int, set[int]]]] = defaultdict(list)
+    for c in result.candidates:
+        if c.dedupe_key in candidate_ids:
+            support = {e.episode_id for e in c.evidence if e.role == "support"}
+            for key in c.conflict_keys:
+                contested[key].append((candidate_ids[c.dedupe_key], support))
+    history = _ConflictHistory(project)
+    written = 0
+    for draft in result.conflicts:
+        episodes = {i for side in draft.sides for i in side.episode_ids if i in live}
+        sides = [
+            (position, side, _side_candidate(side, contested[draft.dedupe_key]))
+            for position, side in enumerate(draft.sides)
+        ]
+        claims = {side.claim_id for side in draft.sides if side.claim_id}
+        candidates = {pk for _, _, pk in sides if pk}
+        prior = history.prior(draft.dedupe_key, draft.subject[:300], claims, candidates)
+        if prior is not None and (
+            prior.status != Conflict.Status.RESOLVED or episodes <= history.weighed(prior)
+        ):
+            continue
+        key = draft.dedupe_key
+        if history.taken(key):
+            key = f"{key}:r{prior.pk}"  # the key of the resolved conflict this one re-opens
+        conflict = Conflict.objects.create(
+            project=project,
+            run=run,
+            subject=draft.subject[:300],
+            kind=draft.kind,
+            dedupe_key=key,
+            reopens=prior,
+        )
+        for position, side, candidate_id in sides:
+            row = ConflictSide.objects.create(
+                conflict=conflict,
+                position=position,
+                text=side.text,
+                claim_id=side.claim_id,
+                candidate_id=candidate_id,
+            )
+            row.evidence.add(*[i for i in side.episode_ids if i in live])
+        history.add(conflict)
+        written += 1
+    return written
+
+
+def _side_candidate(side: DraftSide, contested: list[tuple[int, set[int]]]) -> int | None:
+    """The contested candidate that rests most on this side's episodes, if any."""
+    best, overlap = None, 0
+    for pk, support in contested:
+        n = len(support.intersection(side.episode_ids))
+        if n > overlap:
+            best, overlap = pk, n
+    return best
+
+
+class _ConflictHistory:
+    """The project's conflicts on record, for telling a dispute seen before from a new one."""
+
+    def __init__(self, project: Project) -> None:
+        self.rows = {
+            c.pk: c
+            for c in Conflict.objects.filter(project=project).only(
+                "id",
+                "dedupe_key",
+                "subject",
+                "status",
+                "reopens_id",
+                "accepted_claim_id",
+                "accepted_candidate_id",
+            )
+        }
+        self.by_key = {c.dedupe_key: c for c in self.rows.values()}
+        self.reopened_by = {c.reopens_id: c for c in self.rows.values() if c.reopens_id}
+        self.by_subject: dict[str, list[Conflict]] = defaultdict(list)
+        self.by_claim: dict[int, list[Conflict]] = defaultdict(list)
+        self.by_candidate: dict[int, list[Conflict]] = defaultdict(list)
+        resolved = {pk for pk, c in self.rows.items() if c.status == Conflict.Status.RESOLVED}
+        for pk in resolved:
+            c = self.rows[pk]
+            self.by_subject[c.subject.casefold()].append(c)
+            if c.accepted_claim_id:
+                self.by_claim[c.accepted_claim_id].append(c)
+            if c.accepted_candidate_id:
+                self.by_candidate[c.accepted_candidate_id].append(c)
+        sides = ConflictSide.objects.filter(conflict__in=resolved).values_list(
+            "conflict_id", "claim_id", "candidate_id"
+        )
+        for conflict_id, claim_id, candidate_id in sides:
+            if claim_id:
+                self.by_claim[claim_id].append(self.rows[conflict_id])
+            if candidate_id:
+                self.by_candidate[candidate_id].append(self.rows[conflict_id])
+
+    def taken(self, key: str) -> bool:
+        return key in self.by_key
+
+    def add(self, conflict: Conflict) -> None:
+        """Record a conflict this sweep wrote: a later draft of the sweep may name it."""
+        self.rows[conflict.pk] = conflict
+        self.by_key[conflict.dedupe_key] = conflict
+        if conflict.reopens_id:
+            self.reopened_by[conflict.reopens_id] = conflict
+
+    def prior(
+        self, key: str, subject: str, claims: set[int], candidates: set[int]
+    ) -> Conflict | None:
+        """Where the same dispute stands on record, if it is there: still open, or the
+        latest resolution of it.
+
+        The same dispute is a conflict with the same key, or a resolved one on the same
+        subject, claims or candidates, followed to the conflict that last re-opened it.
+        """
+        related = [self.by_key[key]] if key in self.by_key else []
+        related += self.by_subject.get(subject.casefold(), [])
+        related += [c for pk in claims for c in self.by_claim.get(pk, [])]
+        related += [c for pk in candidates for c in self.by_candidate.get(pk, [])]
+        ends = {self._latest(c).pk: self._latest(c) for c in related}.values()
+        still_open = [c for c in ends if c.status != Conflict.Status.RESOLVED]
+        return max(still_open or ends, key=lambda c: c.pk, default=None)
+
+    def _latest(self, conflict: Conflict) -> Conflict:
+        while conflict.pk in self.reopened_by:
+            conflict = self.reopened_by[conflict.pk]
+        return conflict
+
+    def weighed(self, conflict: Conflict) -> set[int]:
+        """Every episode a resolution of this dispute weighed: its sides' evidence, the
+        evidence of the claims it disputed, and the same of each conflict it re-opened."""
+        chain = []
+        c: Conflict | None = conflict
+        while c is not None:
+            chain.append(c.pk)
+            c = self.rows.get(c.reopens_id) if c.reopens_id else None
+        found: dict[int, set[int]] = defaultdict(set)
+        own = ConflictSide.evidence.through.objects.filter(conflictside__conflict__in=chain)
+        for pk, episode in own.values_list("conflictside__conflict_id", "episode_id"):
+            found[pk].add(episode)
+        disputed = dict(
+            ConflictSide.objects.filter(conflict__in=chain, claim__isnull=False).values_list(
+                "claim_id", "conflict_id"
+            )
+        )
+        claimed = Claim.evidence.through.objects.filter(claim__in=list(disputed))
+        for claim_id, episode in claimed.values_list("claim_id", "episode_id"):
+            found[disputed[claim_id]].add(episode)
+        return set().union(*found.values())
+
+
 def _max_security(classes) -> str:
     best = SecurityClass.INTERNAL
     for c in classes:
@@ -498,11 +645,14 @@ def _max_security(classes) -> str:
     return best
 
 
-def _preview(result: SweepResult, security: dict[int, str]) -> dict[str, Any]:
+def _preview(project: Project, result: SweepResult, security: dict[int, str]) -> dict[str, Any]:
     """What a real run would do, in a JSON shape the run page renders.
 
-    Each text carries the security class of its evidence, so the page can withhold it.
+    Each text carries the security class of its evidence, so the page can withhold it, and
+    the candidate it would only add evidence to (`adds_evidence_to`), as persisting does.
     """
+    existing, restated = _folds(project, result.candidates)
+    folds = {**existing, **restated}
     return {
         "candidates": [
             {
@@ -515,6 +665,7 @@ def _preview(result: SweepResult, security: dict[int, str]) -> dict[str, Any]:
                 "evidence": len(c.evidence),
                 "flags": list(c.flags),
                 "security_class": _max_security(security.get(e.episode_id) for e in c.evidence),
+                "adds_evidence_to": folds.get(c.dedupe_key),
             }
             for c in result.candidates
         ],

@@ -16,9 +16,9 @@ from dreaming.engine.policy import SIGNALS, PolicyError
 from dreaming.forms import BackfillForm, PolicyForm
 from dreaming.models import Candidate, DreamRun
 from dreaming.selectors import why_panel
-from llmwiki.access import get_project_for
+from llmwiki.access import Do, get_project_for
 from llmwiki.dashboard import next_run
-from llmwiki.models import Episode, RecallTrace, Role
+from llmwiki.models import Episode, RecallTrace
 from llmwiki.pagination import paginate
 from llmwiki.schedule import describe_cron
 from llmwiki.services import project_set_dreaming
@@ -57,7 +57,7 @@ def status(request: HttpRequest, slug: str) -> HttpResponse:
             "next_run": next_run(project),
             "schedule": describe_cron(project.dream_schedule),
             "worker_alive": services.worker_alive(),
-            "can_trigger": project.user_role in (Role.REVIEWER, Role.MAINTAINER),
+            "can_trigger": project.can[Do.DREAM],
             "backfill_form": BackfillForm(),
         },
     )
@@ -66,7 +66,7 @@ def status(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 @login_required
 def trigger(request: HttpRequest, slug: str) -> HttpResponse:
-    project = get_project_for(request.user, slug, Role.REVIEWER)
+    project = get_project_for(request.user, slug, Do.DREAM)
     kind = request.POST.get("kind")
     backfill = None
     if kind == "backfill":
@@ -167,7 +167,7 @@ def candidate_explain(request: HttpRequest, slug: str, candidate_id: int) -> Htt
 @require_http_methods(["GET", "POST"])
 @login_required
 def policy(request: HttpRequest, slug: str) -> HttpResponse:
-    project = get_project_for(request.user, slug, Role.MAINTAINER)
+    project = get_project_for(request.user, slug, Do.SETTINGS)
     current = services.project_policy(project)
     if request.method == "POST":
         form = PolicyForm(request.POST)

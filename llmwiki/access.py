@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -43,20 +44,72 @@ def projects_for(user: AbstractBaseUser) -> QuerySet[Project]:
     return Project.objects.filter(memberships__user=user)
 
 
-def get_project_for(user: AbstractBaseUser, slug: str, role: str = Role.VIEWER) -> Project:
-    """Load a project the user belongs to with at least `role`, else 404 / 403."""
+class Do(StrEnum):
+    """What a member may do in a project. `PERMISSIONS` says which role each needs; views,
+    the API, the command line, templates and navigation all ask it."""
+
+    READ = "read"  # pages, claims, episodes, candidates, runs, conflicts (text by clearance)
+    INGEST = "ingest"  # upload files, record events
+    REVIEW = "review"  # the queue, review actions, conflict resolution, retracting a claim
+    DREAM = "dream"  # trigger, preview and backfill sweeps
+    EXPORT = "export"  # build, list and download exports; the wizard
+    AUDIT = "audit"  # the audit log
+    DECIDE_SENSITIVE = "decide_sensitive"  # approve restricted or PII-flagged material
+    ROLLBACK = "rollback"  # roll a page back to an earlier revision
+    QUARANTINE = "quarantine"  # release or discard quarantined material
+    SETTINGS = "settings"  # project settings, dreaming policy, API tokens, dashboards
+    ERASE = "erase"  # erase a source everywhere it went
+    ACCEPT_BASELINE = "accept_baseline"  # make an imported handoff bundle the baseline
+
+
+PERMISSIONS: dict[Do, str] = {
+    Do.READ: Role.VIEWER,
+    Do.INGEST: Role.CONTRIBUTOR,
+    Do.REVIEW: Role.REVIEWER,
+    Do.DREAM: Role.REVIEWER,
+    Do.EXPORT: Role.REVIEWER,
+    Do.AUDIT: Role.REVIEWER,
+    Do.DECIDE_SENSITIVE: Role.MAINTAINER,
+    Do.ROLLBACK: Role.MAINTAINER,
+    Do.QUARANTINE: Role.MAINTAINER,
+    Do.SETTINGS: Role.MAINTAINER,
+    Do.ERASE: Role.MAINTAINER,
+    Do.ACCEPT_BASELINE: Role.MAINTAINER,
+}
+
+
+def may(role: str | None, action: Do) -> bool:
+    """Whether a member with `role` (None: not a member) may do `action`."""
+    return role is not None and ROLE_RANK[role] >= ROLE_RANK[PERMISSIONS[action]]
+
+
+def can(user: AbstractBaseUser | AnonymousUser, project: Project, action: Do) -> bool:
+    return may(role_in(user, project), action)
+
+
+def refusal(action: Do, role: str | None, project: Project) -> str:
+    """Why `role` may not do `action`, in words."""
+    needed = PERMISSIONS[action]
+    return f"This needs the {needed} role on {project.name}; you are {role or 'not a member'}."
+
+
+def get_project_for(user: AbstractBaseUser, slug: str, action: Do = Do.READ) -> Project:
+    """Load a project the user belongs to and may do `action` in, else 404 / 403.
+
+    Puts the caller's role on the project (`user_role`) and what it allows (`can`, a dict
+    by action name), from which templates decide which controls and links to show; the
+    services check again.
+    """
     project = Project.objects.filter(slug=slug).first()
     if project is None:
         raise Http404("No such project")
     actual = role_in(user, project)
     if actual is None:
         raise Http404("No such project")
-    if ROLE_RANK[actual] < ROLE_RANK[role]:
-        raise PermissionDenied(f"This needs the {role} role on {project.name}; you are {actual}.")
-    # Templates decide which controls to show from these; the services check again.
+    if not may(actual, action):
+        raise PermissionDenied(refusal(action, actual, project))
     project.user_role = actual
-    project.can_review = ROLE_RANK[actual] >= ROLE_RANK[Role.REVIEWER]
-    project.can_maintain = actual == Role.MAINTAINER
+    project.can = {a.value: may(actual, a) for a in Do}
     return project
 
 

@@ -13,10 +13,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
-from llmwiki.access import get_project_for
+from llmwiki.access import Do, get_project_for
 from llmwiki.erasure import erasure_scope, source_erase
 from llmwiki.errors import Refused
-from llmwiki.models import AuditEvent, Project, Role, Source
+from llmwiki.models import AuditEvent, Project, Source
 from llmwiki.pagination import paginate
 
 AUDIT_PER_PAGE = 50
@@ -57,7 +57,7 @@ def compact_json(value: Any) -> str:
 @login_required
 def audit_log(request: HttpRequest, slug: str) -> HttpResponse:
     """Newest first, filterable; the results region re-renders alone for HTMX."""
-    project = get_project_for(request.user, slug, Role.REVIEWER)
+    project = get_project_for(request.user, slug, Do.AUDIT)
     form = AuditFilterForm(request.GET, prefixes=action_prefixes(project))
     events = AuditEvent.objects.filter(project=project)
     form.is_valid()
@@ -128,7 +128,7 @@ class EraseForm(forms.Form):
 @login_required
 def erase_source(request: HttpRequest, slug: str, source_id: int) -> HttpResponse:
     """GET: what erasure will do and a confirmation form; POST: erase (maintainers only)."""
-    project = get_project_for(request.user, slug, Role.MAINTAINER)
+    project = get_project_for(request.user, slug, Do.ERASE)
     source = get_object_or_404(Source, project=project, pk=source_id)
     status = 200
     if request.method == "POST":

@@ -26,7 +26,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Q
 
-from llmwiki.access import has_role
+from llmwiki.access import Do, can
 from llmwiki.blobs import blob_path
 from llmwiki.errors import Refused
 from llmwiki.models import (
@@ -36,7 +36,6 @@ from llmwiki.models import (
     Export,
     Page,
     PageRevision,
-    Role,
     Source,
     sha256_hex,
 )
@@ -183,7 +182,7 @@ def source_erase(*, source: Source, actor: AbstractBaseUser, note: str) -> dict[
     empty or the source is already erased; a refusal changes nothing.
     """
     project = source.project
-    if not has_role(actor, project, Role.MAINTAINER):
+    if not can(actor, project, Do.ERASE):
         raise Refused("erasing a source needs the maintainer role", 403)
     if not note or not note.strip():
         raise Refused("say why the source is erased (a note is required)", 400)

@@ -27,7 +27,7 @@ from llmwiki.blobs import blob_discard, blob_write_many
 from llmwiki.bulk import bulk_insert
 from llmwiki.errors import InputError
 from llmwiki.gate import Scanned, gate, mb
-from llmwiki.importers import detect
+from llmwiki.importers import detect, safejson
 from llmwiki.importers.base import EpisodeDraft, TextFile
 from llmwiki.models import AuditEvent, Episode, Project, Source, sha256_hex
 from llmwiki.security.raw import redacted_file
@@ -344,8 +344,8 @@ class _Job(NamedTuple):
 def _analyse(job: _Job) -> _Analysed | InputError:
     """Parse a unit's new members and scan every draft; bad input is returned, not raised."""
     out: _Analysed = []
-    try:
-        for index, path, texts in job.members:
+    for index, path, texts in job.members:
+        try:
             if job.groups is None:
                 drafts = detect.parse(job.importer, texts)
             else:
@@ -356,8 +356,12 @@ def _analyse(job: _Job) -> _Analysed | InputError:
                 # Locators of zip members name the archive too: bundle.zip!SYSTEM_OVERVIEW.md
                 drafts = [_prefixed(d, path) for d in drafts]
             out.extend((index, Scanned.of(d)) for d in drafts)
-    except InputError as exc:
-        return exc
+        except InputError as exc:
+            return exc
+        except RecursionError:
+            # A defence: the JSON readers refuse deep nesting first, but no parser's
+            # recursion may turn one file into a 500 that sinks the whole upload.
+            return InputError(path, str(safejson.TooDeep()))
     return out
 
 

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
 from llmwiki import access
-from llmwiki.access import get_project_for, projects_for, readable_only
+from llmwiki.access import Do, get_project_for, projects_for, readable_only
 from llmwiki.dashboard import episode_panel, list_counts, project_panel
 from llmwiki.errors import InputError
 from llmwiki.excerpt import source_excerpt
@@ -24,7 +24,7 @@ from llmwiki.forms import (
     read_upload,
 )
 from llmwiki.ingest import ingest_files
-from llmwiki.models import Episode, Role
+from llmwiki.models import Episode
 from llmwiki.pagination import paginate
 from llmwiki.services import episode_set_status, project_update
 
@@ -72,7 +72,7 @@ def project_home(request: HttpRequest, slug: str) -> HttpResponse:
 @vary_on_headers("HX-Request")
 @login_required
 def upload(request: HttpRequest, slug: str) -> HttpResponse:
-    project = get_project_for(request.user, slug, Role.CONTRIBUTOR)
+    project = get_project_for(request.user, slug, Do.INGEST)
     form = UploadForm()
     report = error = None
     if request.method == "POST":
@@ -171,7 +171,7 @@ def episode_detail(request: HttpRequest, slug: str, episode_id: int) -> HttpResp
 @vary_on_headers("HX-Request")
 @login_required
 def quarantine(request: HttpRequest, slug: str) -> HttpResponse:
-    project = get_project_for(request.user, slug, Role.MAINTAINER)
+    project = get_project_for(request.user, slug, Do.QUARANTINE)
     if request.method == "POST":
         episode = get_object_or_404(
             Episode,
@@ -209,7 +209,7 @@ def quarantine(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 def project_settings(request: HttpRequest, slug: str) -> HttpResponse:
-    project = get_project_for(request.user, slug, Role.MAINTAINER)
+    project = get_project_for(request.user, slug, Do.SETTINGS)
     if request.method == "POST":
         form = ProjectSettingsForm(request.POST, instance=project)
         if form.is_valid():

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
@@ -17,7 +17,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.urls import reverse
 
-from llmwiki.access import Labels, has_role, inherited, withheld_by_id
+from llmwiki.access import Do, Labels, can, inherited, withheld_by_id
 from llmwiki.errors import Refused
 from llmwiki.models import (
     AuditEvent,
@@ -28,7 +28,6 @@ from llmwiki.models import (
     Page,
     PageRevision,
     Project,
-    Role,
     SecurityClass,
     actor_label,
     sha256_hex,
@@ -139,17 +138,46 @@ def citation_urls(project_slug: str) -> Linker:
     return lambda kind, pk: reverse(names[kind], args=[project_slug, pk])
 
 
+@dataclass(frozen=True)
+class PagePart:
+    """What an app above llmwiki compiles into one of its pages, ahead of the claims.
+
+    OPEN_QUESTIONS lists the conflicts that stay open (reviews registers them): every
+    compile of the page, whatever triggered it, puts them beside its approved claims.
+    """
+
+    lines: list[str]
+    claim_ids: list[int]
+    empty: str  # what the page says when it has neither these lines nor claims
+
+
+_page_parts: dict[str, Callable[[Page], PagePart]] = {}
+
+
+def register_page_part(key: str, compile_part: Callable[[Page], PagePart]) -> None:
+    _page_parts[key] = compile_part
+
+
+def page_part(page: Page) -> PagePart | None:
+    compile_part = _page_parts.get(page.key)
+    return compile_part(page) if compile_part else None
+
+
 def compile_claims_page(
     page: Page,
     claims: Iterable[Claim],
     evidence: dict[int, list[int]] | None = None,
     *,
     extra: PendingClaim | None = None,
+    part: PagePart | None = None,
 ) -> str:
-    """Markdown for a page: its title, then one section per claim section, claims by id.
+    """Markdown for a page: its title, its registered part, then one section per claim
+    section, claims by id.
 
     `extra` is previewed as the newest claim: last in its section, as approving puts it.
+    `part` is the page's registered part when the caller compiled it already.
     """
+    part = part or page_part(page)
     evidence = evidence or {}
     entries = [(c, evidence.get(c.pk, ())) for c in claims]
     if extra is not None:
@@ -164,9 +192,9 @@ def compile_claims_page(
         ),
     ):
         by_section.setdefault(claim.section or GENERAL_SECTION, []).append(claim_line(claim, cited))
-    lines = [f"# {page.title}", ""]
-    if not by_section:
-        lines += ["_No reviewed claims yet._", ""]
+    lines = [f"# {page.title}", "", *(part.lines if part else [])]
+    if not by_section and not (part and part.lines):
+        lines += [part.empty if part else "_No reviewed claims yet._", ""]
     for section, items in by_section.items():
         lines += [f"## {section}", ""]
         lines += items
@@ -296,14 +324,22 @@ def page_publish(
     return revision
 
 
+def compile_page(page: Page) -> tuple[str, list[int]]:
+    """The page's markdown as it stands now, and the ids of the claims it cites."""
+    claims, evidence = approved_claims(page)
+    part = page_part(page)
+    markdown = compile_claims_page(page, claims, evidence, part=part)
+    return markdown, sorted({c.pk for c in claims} | set(part.claim_ids if part else ()))
+
+
 def page_recompile(
     *, page: Page, actor: Any, reason: str, locked: bool = False
 ) -> PageRevision | None:
-    claims, evidence = approved_claims(page)
+    markdown, claim_ids = compile_page(page)
     return page_publish(
         page=page,
-        markdown=compile_claims_page(page, claims, evidence),
-        claim_ids=[c.pk for c in claims],
+        markdown=markdown,
+        claim_ids=claim_ids,
         actor=actor,
         reason=reason,
         locked=locked,
@@ -356,7 +392,7 @@ def record_change(
 
 def claim_retract(*, claim: Claim, actor: AbstractBaseUser, reason: str) -> PageRevision | None:
     """Take an approved claim off its page (reviewers and above); the page republishes."""
-    if not has_role(actor, claim.project, Role.REVIEWER):
+    if not can(actor, claim.project, Do.REVIEW):
         raise Refused("retracting needs the reviewer role", 403)
     if not reason.strip():
         raise Refused("say why the claim is retracted", 400)
@@ -379,11 +415,18 @@ def claim_retract(*, claim: Claim, actor: AbstractBaseUser, reason: str) -> Page
 
 
 def page_rollback(
-    *, page: Page, revision: PageRevision, actor: AbstractBaseUser, reason: str = ""
+    *, page: Page, revision: PageRevision, actor: AbstractBaseUser, reason: str
 ) -> PageRevision:
-    """Publish `revision`'s text again as a new revision; claim states follow it."""
-    if not has_role(actor, page.project, Role.MAINTAINER):
+    """Publish `revision`'s text again as a new revision; claim states follow it.
+
+    A rollback changes published memory, so it says why: the reason goes on the new
+    revision, on each claim it moves and on the audit event.
+    """
+    if not can(actor, page.project, Do.ROLLBACK):
         raise Refused("rolling back a page needs the maintainer role", 403)
+    reason = reason.strip()
+    if not reason:
+        raise Refused("say why the page is rolled back", 400)
     if revision.page_id != page.pk:
         raise Refused("that revision belongs to another page", 400)
     with transaction.atomic():
@@ -393,24 +436,32 @@ def page_rollback(
             raise Refused(f"r{revision.number} is already the current revision", 409)
         target_ids = set(revision.claim_ids)
         current_ids = set(current.claim_ids) if current else set()
-        why = f"rollback of {page.key} to r{revision.number}"
+        why = f"rollback of {page.key} to r{revision.number}: {reason}"
+        # A page may cite claims of other pages (OPEN_QUESTIONS quotes the claims a
+        # conflict disputes); only the page's own claims follow its rollback.
+        own = Claim.objects.filter(page=page)
         # A claim the target revision does not list leaves the page: rolled back, not
         # superseded, since nothing replaces it. An erased claim stays erased.
-        for claim in Claim.objects.filter(pk__in=current_ids - target_ids).approved():
+        for claim in own.filter(pk__in=current_ids - target_ids).approved():
             claim.transition(Claim.Status.ROLLED_BACK, actor=actor, note=why)
         restored = (
-            Claim.objects.filter(pk__in=target_ids)
+            own.filter(pk__in=target_ids)
             .exclude(status__in=[Claim.Status.APPROVED, Claim.Status.ERASED])
             .order_by("id")
         )
         for claim in restored:
             claim.transition(Claim.Status.APPROVED, actor=actor, note=why)
+        markdown, claim_ids = revision.markdown, sorted(target_ids)
+        if page.key in _page_parts:
+            # The part compiled from elsewhere (open conflicts) is as it is now, not as
+            # it was: the rollback moves the page's own claims only.
+            markdown, claim_ids = compile_page(page)
         new = page_publish(
             page=page,
-            markdown=revision.markdown,
-            claim_ids=sorted(target_ids),
+            markdown=markdown,
+            claim_ids=claim_ids,
             actor=actor,
-            reason=f"rollback to r{revision.number}" + (f": {reason}" if reason else ""),
+            reason=f"rollback to r{revision.number}: {reason}",
         )
         if new is None:  # same text as now, but the claim states still moved
             new = page.current_revision
@@ -421,6 +472,7 @@ def page_rollback(
             project=page.project,
             before={"revision": current.number if current else None},
             after={"revision": new.number, "restored_from": revision.number},
+            note=reason,
         )
         record_change(
             project=page.project,

@@ -9,6 +9,7 @@ app.css (s0…s4), so the Content-Security-Policy needs no inline styles.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 
@@ -17,10 +18,19 @@ from django.utils.safestring import SafeString
 
 WIDTH, HEIGHT = 640, 200
 LEFT, RIGHT, TOP, BOTTOM = 56, 14, 14, 30
+# An age reads in the largest of these units it fills at least once: a few minutes shown
+# as "0.0 d" says nothing.
+_AGE_UNITS = ((1.0, "d"), (1 / 24, "h"), (1 / 1440, "min"))
+
+
+def _age_unit(days: float) -> tuple[float, str]:
+    """(days per unit, unit name) for an age of `days`."""
+    return next((u for u in _AGE_UNITS if days >= u[0]), _AGE_UNITS[-1])
 
 
 def fmt(value: float | None, unit: str) -> str:
-    """A value as the page shows it: counts whole, rates in %, durations in ms or days."""
+    """A value as the page shows it: counts whole, rates in %, durations in ms, ages in
+    days, hours or minutes."""
     if value is None:
         return "–"
     if unit == "percent":
@@ -32,7 +42,11 @@ def fmt(value: float | None, unit: str) -> str:
             return f"{value / 1000:.1f} s"
         return f"{value:,.0f} ms" if value == int(value) else f"{value:,.1f} ms"
     if unit == "days":
-        return f"{value:.1f} d" if value < 10 else f"{value:,.0f} d"
+        if value == 0:
+            return "0 d"
+        per, name = _age_unit(value)
+        value /= per
+        return f"{value:.1f} {name}" if value < 10 else f"{value:,.0f} {name}"
     if unit == "ratio":
         return f"{value:.2f}×"
     return f"{value:g}"
@@ -56,6 +70,20 @@ def nice_ceiling(value: float) -> float:
         if value <= m * step + 1e-9:
             return m * step
     return 10 * step
+
+
+def _axis(values: list[float], unit: str) -> tuple[float, Callable[[float], str]]:
+    """The top of a chart's axis and how its ticks read.
+
+    Ages take one unit for every tick, the one their largest value reads in, and a round
+    maximum in that unit, so the ticks of a few minutes' ages are 0, 2.5 and 5 min.
+    """
+    if unit == "percent":
+        return 1.0, lambda tick: fmt(tick, unit)
+    if unit == "days":
+        per, name = _age_unit(max(values))
+        return nice_ceiling(max(values) / per) * per, lambda tick: f"{tick / per:g} {name}"
+    return nice_ceiling(max(values)), lambda tick: fmt(tick, unit)
 
 
 @dataclass(frozen=True)
@@ -129,7 +157,7 @@ def _svg(
     key: str, title: str, days: tuple[date, ...], lines: list[Line], unit: str, bars: bool
 ) -> SafeString:
     values = [v for line in lines for v in line.values if v is not None]
-    top = 1.0 if unit == "percent" else nice_ceiling(max(values))
+    top, tick_label = _axis(values, unit)
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
     n = len(days)
 
@@ -166,7 +194,7 @@ def _svg(
                 _n(y(tick)),
                 LEFT - 6,
                 _n(y(tick) + 4),
-                fmt(tick, unit),
+                tick_label(tick),
             )
         )
     for i in sorted({0, n // 2, n - 1}):

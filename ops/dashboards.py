@@ -19,8 +19,8 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from dreaming.models import Candidate
-from llmwiki.access import get_project_for
-from llmwiki.models import Project, Role
+from llmwiki.access import Do, get_project_for
+from llmwiki.models import Project
 from ops.charts import Chart, Line, chart, fmt, sparkline
 from ops.health import counters
 from ops.metrics import DAY_CHOICES, DEFAULT_DAYS, METRICS, Scope, export_status
@@ -138,7 +138,7 @@ def summary(scope: Scope, project_ids: list[int] | None) -> list[Figure]:
 @login_required
 def project_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
     """Maintainers of the project (superusers are maintainers everywhere)."""
-    project = get_project_for(request.user, slug, Role.MAINTAINER)
+    project = get_project_for(request.user, slug, Do.SETTINGS)
     form, days, status = _range(request)
     scope = Scope.last([project.pk], days)
     charts = build_charts(scope)

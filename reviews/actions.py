@@ -15,16 +15,14 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from dreaming.models import Candidate, CandidateEvidence
-from llmwiki.access import role_in
+from llmwiki.access import Do, may, role_in
 from llmwiki.models import (
-    ROLE_RANK,
     AuditEvent,
     Claim,
     Episode,
     Page,
     PageRevision,
     Project,
-    Role,
 )
 from llmwiki.record import episode_record_system
 from llmwiki.wiki import (
@@ -90,7 +88,7 @@ def _check(
     current = Candidate.objects.select_for_update().select_related("project").get(pk=candidate.pk)
     project = current.project
     role = role_in(reviewer, project)
-    if role is None or ROLE_RANK[role] < ROLE_RANK[Role.REVIEWER]:
+    if not may(role, Do.REVIEW):
         raise ReviewRefused("reviewing needs the reviewer role", 403)
     if not current.is_open or current.version != seen.candidate_version:
         raise ReviewRefused(
@@ -103,7 +101,7 @@ def _check(
         page = _page_as_seen(current, seen, section=section, merge_into=merge_into)
     if action in {"approve", "approve-edit", "merge"}:
         if current.is_sensitive:
-            if role != Role.MAINTAINER:
+            if not may(role, Do.DECIDE_SENSITIVE):
                 raise ReviewRefused("restricted or PII-flagged material needs a maintainer", 403)
             if not sensitive_confirmed:
                 raise ReviewRefused(
@@ -386,3 +384,39 @@ def candidate_merge(
             revision=revision,
         )
         return claim
+
+
+def candidate_close(
+    *,
+    candidate: Candidate,
+    reviewer: AbstractBaseUser,
+    action: str,
+    note: str,
+    claim: Claim | None = None,
+) -> bool:
+    """Close an open candidate a conflict resolution decided on; False if it was not open.
+
+    `action` is a rejection (its side lost) or a merge (the resolution took its side up
+    into other text, approved as `claim` or queued). The resolution checked the reviewer's
+    role and put what it approves through the approval gates; this records the decision on
+    the candidate: a review row and the audited transition, both carrying `note`.
+    """
+    status = {
+        Review.Action.REJECT: Candidate.Status.REJECTED,
+        Review.Action.MERGE: Candidate.Status.MERGED,
+    }[action]
+    with transaction.atomic():
+        current = Candidate.objects.select_for_update().get(pk=candidate.pk)
+        if not current.is_open:
+            return False
+        Review.objects.create(
+            candidate=current,
+            reviewer=reviewer,
+            action=action,
+            note=note,
+            before_text=current.text,
+            after_text=claim.text if claim else "",
+        )
+        changes = {"claim": claim} if claim else {}
+        current.transition(status, actor=reviewer, note=note, locked=True, **changes)
+        return True

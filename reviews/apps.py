@@ -5,4 +5,5 @@ class ReviewsConfig(AppConfig):
     name = "reviews"
 
     def ready(self) -> None:
-        from reviews import erasure  # noqa: F401 - registers its erasure step
+        # Each registers with llmwiki: what OPEN_QUESTIONS lists, the erasure step.
+        from reviews import conflicts, erasure  # noqa: F401

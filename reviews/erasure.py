@@ -27,7 +27,7 @@ class ReviewsErasure(ErasureStep):
             erasure.compiled_elsewhere.update(questions)
 
     def collect(self, erasure: Erasure) -> None:
-        # The lines open_questions_markdown wrote for the erased sides and subjects.
+        # The lines open_questions_part wrote for the erased sides and subjects.
         erasure.history_exact.extend(
             (f"- {flat(text)} _(", f"- {ERASED} _(") for text in erasure.texts["conflict_sides"]
         )

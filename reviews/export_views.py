@@ -10,9 +10,9 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from llmwiki.access import get_project_for, has_role
+from llmwiki.access import Do, get_project_for, has_role
 from llmwiki.errors import InputError, Refused
-from llmwiki.models import Export, Role, SecurityClass
+from llmwiki.models import Export, SecurityClass
 from reviews.exports import ExportOptions, bundle_accept, export_create, export_folder
 from reviews.exports.baseline import pending_bundle_episodes
 from reviews.exports.documents import DEFAULT_BUDGET, MIN_BUDGET
@@ -38,7 +38,7 @@ def may_download(project, user, export: Export) -> bool:
 @require_http_methods(["GET", "POST"])
 @login_required
 def export_list(request: HttpRequest, slug: str) -> HttpResponse:
-    project = get_project_for(request.user, slug, Role.REVIEWER)
+    project = get_project_for(request.user, slug, Do.EXPORT)
     form = ExportForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -61,7 +61,7 @@ def export_list(request: HttpRequest, slug: str) -> HttpResponse:
     for export in exports:
         export.claim_ids = claim_ids.get(export.pk, [])
         export.downloadable = may_download(project, request.user, export)
-    pending = len(pending_bundle_episodes(project)) if project.can_maintain else 0
+    pending = len(pending_bundle_episodes(project)) if project.can[Do.ACCEPT_BASELINE] else 0
     return render(
         request,
         "reviews/export_list.html",
@@ -78,7 +78,7 @@ def export_list(request: HttpRequest, slug: str) -> HttpResponse:
 @require_http_methods(["GET"])
 @login_required
 def export_download(request: HttpRequest, slug: str, export_id: int, name: str) -> FileResponse:
-    project = get_project_for(request.user, slug, Role.REVIEWER)
+    project = get_project_for(request.user, slug, Do.EXPORT)
     export = get_object_or_404(Export, project=project, pk=export_id)
     if not may_download(project, request.user, export):
         raise PermissionDenied(
@@ -95,7 +95,7 @@ def export_download(request: HttpRequest, slug: str, export_id: int, name: str) 
 @require_POST
 @login_required
 def accept_bundle(request: HttpRequest, slug: str) -> HttpResponse:
-    project = get_project_for(request.user, slug, Role.MAINTAINER)
+    project = get_project_for(request.user, slug, Do.ACCEPT_BASELINE)
     try:
         result = bundle_accept(project=project, actor=request.user)
     except Refused as exc:

@@ -80,8 +80,16 @@ class ConflictResolveForm(forms.Form):
 
 
 class RollbackForm(forms.Form):
-    revision = forms.IntegerField(min_value=1)
-    reason = forms.CharField(required=False, max_length=500)
+    """Which revision to publish again and why; the reason goes on the new revision."""
+
+    revision = forms.IntegerField(min_value=1, widget=forms.HiddenInput)
+    # 400 leaves room for "rollback to rN: " within the revision's 500-character reason.
+    reason = forms.CharField(
+        max_length=400,
+        label="Why roll back?",
+        widget=forms.Textarea(attrs={"rows": 2}),
+        error_messages={"required": "Say why the page is rolled back."},
+    )
 
 
 class RetractForm(forms.Form):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import timedelta
 
 from django.contrib import messages
@@ -29,10 +30,10 @@ from django.views.decorators.vary import vary_on_headers
 from dreaming.models import Candidate, CandidateEvidence, Conflict
 from dreaming.selectors import why_panel
 from llmwiki import wiki
-from llmwiki.access import Labels, get_project_for
+from llmwiki.access import Do, Labels, get_project_for
 from llmwiki.diffs import Row, diff_rows
 from llmwiki.errors import Refused
-from llmwiki.models import AuditEvent, Claim, Page, PageRevision, Project, Role, SecurityClass
+from llmwiki.models import AuditEvent, Claim, Page, PageRevision, Project, SecurityClass
 from llmwiki.pagination import paginate
 from llmwiki.render import render_markdown
 from llmwiki.wiki import (
@@ -108,10 +109,13 @@ def queue_queryset(project: Project, data: dict):
 @vary_on_headers("HX-Request")
 @login_required
 def queue(request: HttpRequest, slug: str) -> HttpResponse:
-    project = get_project_for(request.user, slug, Role.REVIEWER)
+    project = get_project_for(request.user, slug, Do.REVIEW)
     form = QueueFilterForm(request.GET)
     data = form.cleaned_data if form.is_valid() else {}
     page, query = paginate(request, queue_queryset(project, data), QUEUE_PAGE)
+    decidable = _decidable_by(request.user, project)
+    for candidate in page.object_list:
+        candidate.decidable = decidable(candidate)
     counts = Candidate.objects.filter(project=project).aggregate(
         proposed=Count("id", filter=Q(status=Candidate.Status.PROPOSED)),
         deferred=Count("id", filter=Q(status=Candidate.Status.DEFERRED)),
@@ -179,7 +183,7 @@ def candidate_context(request: HttpRequest, project: Project, candidate: Candida
 @require_GET
 @login_required
 def candidate_detail(request: HttpRequest, slug: str, candidate_id: int) -> HttpResponse:
-    project = get_project_for(request.user, slug, Role.REVIEWER)
+    project = get_project_for(request.user, slug, Do.REVIEW)
     candidate = get_object_or_404(
         Candidate.objects.select_related("claim", "run"), project=project, pk=candidate_id
     )
@@ -194,7 +198,7 @@ ACTIONS = {"approve", "approve-edit", "reject", "defer", "merge"}
 def candidate_action(
     request: HttpRequest, slug: str, candidate_id: int, action: str
 ) -> HttpResponse:
-    project = get_project_for(request.user, slug, Role.REVIEWER)
+    project = get_project_for(request.user, slug, Do.REVIEW)
     candidate = get_object_or_404(Candidate, project=project, pk=candidate_id)
     form = ActionForm(request.POST)
     if action not in ACTIONS or not form.is_valid():
@@ -237,7 +241,7 @@ def candidate_action(
     except services.ReviewRefused as refused:
         edited = data.get("edited_text") if action.startswith("approve") else None
         return _refused(request, project, candidate, str(refused), refused.status, edited)
-    return redirect(_next_in_queue(project, candidate))
+    return redirect(_next_in_queue(request, project, candidate))
 
 
 def _approved_message(claim: Claim, seen: actions.FormState) -> str:
@@ -266,8 +270,27 @@ def _refused(
     return render(request, "reviews/candidate.html", context, status=status)
 
 
-def _next_in_queue(project: Project, done: Candidate) -> str:
-    nxt = queue_queryset(project, {}).exclude(pk=done.pk).first()
+def _decidable_by(user, project: Project) -> Callable[[Candidate], bool]:
+    """Whether `user` may decide a candidate, as `Candidate.get_actions` answers it: asked
+    once per status and sensitivity (all its answer turns on), not once per row."""
+    answers: dict[tuple[str, bool], bool] = {}
+
+    def decidable(candidate: Candidate) -> bool:
+        key = (candidate.status, candidate.is_sensitive)
+        if key not in answers:
+            candidate.project = project
+            answers[key] = bool(candidate.get_actions(user))
+        return answers[key]
+
+    return decidable
+
+
+def _next_in_queue(request: HttpRequest, project: Project, done: Candidate) -> str:
+    """The next candidate in the queue's order this reviewer may decide (the riskiest come
+    first, and a reviewer sent to one only a maintainer decides would face a refusal)."""
+    decidable = _decidable_by(request.user, project)
+    rest = queue_queryset(project, {}).exclude(pk=done.pk)
+    nxt = next((c for c in rest.iterator(chunk_size=QUEUE_PAGE) if decidable(c)), None)
     if nxt is None:
         return reverse("reviews:queue", args=[project.slug])
     return reverse("reviews:candidate", args=[project.slug, nxt.pk])
@@ -326,7 +349,7 @@ def _outcome(conflict: Conflict) -> str:
 
 
 def _resolve(request: HttpRequest, project: Project) -> HttpResponse:
-    project = get_project_for(request.user, project.slug, Role.REVIEWER)
+    project = get_project_for(request.user, project.slug, Do.REVIEW)
     form = ConflictResolveForm(request.POST)
     valid = form.is_valid()
     conflict = get_object_or_404(
@@ -467,25 +490,55 @@ def page_diff(request: HttpRequest, slug: str, key: str) -> HttpResponse:
     )
 
 
-@require_POST
+@require_http_methods(["GET", "POST"])
 @login_required
 def page_rollback(request: HttpRequest, slug: str, key: str) -> HttpResponse:
-    project = get_project_for(request.user, slug, Role.MAINTAINER)
+    """GET asks for confirmation and a reason; POST publishes the chosen revision again."""
+    project = get_project_for(request.user, slug, Do.ROLLBACK)
     page = get_page(project, key)
-    form = RollbackForm(request.POST)
-    if not form.is_valid():
+    posted = request.method == "POST"
+    # The history page links here with ?revision=N; this page's form posts it with the reason.
+    form = RollbackForm(request.POST if posted else request.GET)
+    valid = form.is_valid()
+    number = form.cleaned_data.get("revision")
+    if number is None:
         messages.error(request, "Choose a revision to roll back to.")
         return redirect("reviews:page_history", slug=project.slug, key=key)
-    revision = get_object_or_404(PageRevision, page=page, number=form.cleaned_data["revision"])
-    try:
-        new = wiki.page_rollback(
-            page=page, revision=revision, actor=request.user, reason=form.cleaned_data["reason"]
-        )
-    except Refused as refused:
-        messages.error(request, str(refused))
-        return redirect("reviews:page_history", slug=project.slug, key=key)
-    messages.success(request, f"Rolled back to r{revision.number} as r{new.number}.")
-    return redirect("reviews:page", slug=project.slug, key=key)
+    revision = get_object_or_404(PageRevision, page=page, number=number)
+    if posted and valid:
+        try:
+            new = wiki.page_rollback(
+                page=page,
+                revision=revision,
+                actor=request.user,
+                reason=form.cleaned_data["reason"],
+            )
+        except Refused as refused:
+            messages.error(request, str(refused))
+            return redirect("reviews:page_history", slug=project.slug, key=key)
+        messages.success(request, f"Rolled back to r{revision.number} as r{new.number}.")
+        return redirect("reviews:page", slug=project.slug, key=key)
+    if not posted:
+        form = RollbackForm(initial={"revision": number})  # no "required" error before a try
+    current = page.current_revision
+    return render(
+        request,
+        "reviews/page_rollback.html",
+        {
+            "project": project,
+            "nav": "wiki",
+            "page": page,
+            "revision": revision,
+            "current": current,
+            "form": form,
+            "rows": diff_rows(
+                current.markdown if current else "",
+                revision.markdown,
+                context=3,
+                cite=citation_urls(project.slug),
+            ),
+        },
+    )
 
 
 @require_GET
@@ -528,7 +581,7 @@ def claim_detail(request: HttpRequest, slug: str, claim_id: int) -> HttpResponse
 @require_POST
 @login_required
 def claim_retract(request: HttpRequest, slug: str, claim_id: int) -> HttpResponse:
-    project = get_project_for(request.user, slug, Role.REVIEWER)
+    project = get_project_for(request.user, slug, Do.REVIEW)
     claim = get_object_or_404(Claim, project=project, pk=claim_id)
     form = RetractForm(request.POST)
     if not form.is_valid():

@@ -1,4 +1,4 @@
-"""The OpenAPI schema describes every endpoint of DESIGN.md §10; the docs load nothing remote."""
+"""The OpenAPI schema describes every endpoint of the JSON API; the docs load nothing remote."""
 
 from __future__ import annotations
 

@@ -25,6 +25,7 @@ from llmwiki.models import (
 )
 from llmwiki.record import episode_record
 from reviews import actions, conflicts, services
+from reviews.exports.service import stale_export_ids
 from reviews.models import Review
 from tests.dreaming_data import DAYS, seed
 from tests.test_ingest import all_database_text
@@ -177,7 +178,7 @@ def test_every_layer_is_scrubbed(world, alice):
     assert "Redis Streams" in questions.markdown and f"- {ERASED} _(" in questions.markdown
 
     world.export.refresh_from_db()
-    assert world.export.files == [] and world.export.is_stale()
+    assert world.export.files == [] and world.export.pk in stale_export_ids([world.export.pk])
     assert ChangelogEntry.objects.filter(summary__startswith="erasure of source").exists()
     # Material from other sources is untouched.
     assert Episode.objects.filter(content__contains="Redis Streams", status="active").exists()
@@ -313,7 +314,7 @@ def test_an_event_posted_by_an_agent_can_be_erased(
 def test_a_rollback_never_resurrects_an_erased_claim(world, alice):
     first = PageRevision.objects.get(page=world.page, number=1)
     source_erase(source=world.source, actor=alice, note="subject access request")
-    wiki.page_rollback(page=world.page, revision=first, actor=alice)
+    wiki.page_rollback(page=world.page, revision=first, actor=alice, reason="wrong turn")
     world.claim.refresh_from_db()
     assert world.claim.status == Claim.Status.ERASED
     assert world.claim.text == "[erased]"

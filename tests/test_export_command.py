@@ -13,7 +13,6 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from llmwiki.models import Export
-from reviews.exports.pack import MANIFEST
 from tests.dreaming_data import DAYS
 from tests.export_data import build_wiki
 
@@ -76,7 +75,9 @@ def test_verify_exits_0_on_a_good_folder_and_2_naming_a_changed_file(wiki, capsy
     assert json.loads(stdout)["differs"] == ["SYSTEM_PROFILE.md"]
 
 
-def test_verify_reports_files_the_current_state_would_change(wiki, capsys, tmp_path, alice):
+def test_verify_says_why_the_folder_is_stale_against_the_current_state(
+    wiki, capsys, tmp_path, alice
+):
     from llmwiki.wiki import claim_retract
 
     run(capsys, "--kind", "system-profile", "--audience", "internal", "--out", str(tmp_path))
@@ -84,7 +85,15 @@ def test_verify_reports_files_the_current_state_would_change(wiki, capsys, tmp_p
     code, stdout, _ = run(capsys, "--verify", str(tmp_path), "--json")
     document = json.loads(stdout)
     assert code == 0 and document["ok"]
-    assert document["stale"] == sorted([MANIFEST, "EVIDENCE_LEDGER.json", "SYSTEM_PROFILE.md"])
+    page = wiki["queue"].page
+    page.refresh_from_db()
+    number = page.current_revision.number
+    assert document["stale"] == [
+        f"claim {wiki['queue'].pk} is no longer approved",
+        f"{page.key} r{number - 1} is no longer current (now r{number})",
+    ]
+    code, stdout, _ = run(capsys, "--verify", str(tmp_path))
+    assert "stale against the current state: claim" in stdout
 
 
 @pytest.mark.parametrize(

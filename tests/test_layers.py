@@ -1,4 +1,4 @@
-"""Dependencies point one way: ops -> api, wizard -> reviews -> dreaming -> llmwiki (DESIGN.md §3)."""
+"""Dependencies point one way: ops -> api, wizard -> reviews -> dreaming -> llmwiki (docs/ARCHITECTURE.md §2)."""
 
 from __future__ import annotations
 

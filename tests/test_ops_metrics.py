@@ -108,7 +108,7 @@ def test_a_page_rollback_counts_once_on_its_day(project, alice, bob):
     approve(first, bob)
     approve(second, bob)
     page = Page.objects.get(project=project, key="SYSTEM_OVERVIEW")
-    wiki.page_rollback(page=page, revision=page.revisions.get(number=1), actor=alice)
+    wiki.page_rollback(page=page, revision=page.revisions.get(number=1), actor=alice, reason="x")
     audit(project, "page.rollback", day_at(5), obj_type="Page")
     assert series("rollbacks", project) == [0, 1, 0, 0, 0, 0, 1]
 

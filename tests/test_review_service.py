@@ -280,12 +280,12 @@ def test_rollback_and_re_rollback(dreamed, staging, bob, alice):
     page.refresh_from_db()
     r2 = page.current_revision
     with pytest.raises(services.ReviewRefused):
-        wiki.page_rollback(page=page, revision=r1, actor=bob)  # reviewers may not
+        wiki.page_rollback(page=page, revision=r1, actor=bob, reason="x")  # reviewers may not
     r3 = wiki.page_rollback(page=page, revision=r1, actor=alice, reason="too early")
     assert r3.number == 3 and r3.markdown == r1.markdown
     second.refresh_from_db()
     assert second.status == "rolled-back"
-    r4 = wiki.page_rollback(page=page, revision=r2, actor=alice)
+    r4 = wiki.page_rollback(page=page, revision=r2, actor=alice, reason="it was right")
     assert r4.markdown == r2.markdown
     second.refresh_from_db()
     assert second.status == "approved"

@@ -324,3 +324,19 @@ def test_each_page_applies_the_rule_for_each_role(
         assert_shown(body)
     else:
         assert_withheld(body)
+
+
+def test_open_questions_withholds_a_side_quoting_pii_from_every_member(client, carol, bob, world):
+    """OPEN_QUESTIONS is compiled once and shown to every member, so a sensitive side is
+    compiled as a note; reviewers read it on the conflicts page."""
+    from llmwiki.models import Page, PageKey
+    from llmwiki.wiki import page_recompile
+
+    p = world["project"]
+    page = Page.objects.get(project=p, key=PageKey.OPEN_QUESTIONS)
+    page_recompile(page=page, actor=bob, reason="test")
+    for user in (carol, bob):
+        body = get(client, user, "reviews:page", p.slug, PageKey.OPEN_QUESTIONS)
+        assert EMAIL not in body and "Text withheld" in body
+        assert "shared ops rota" in body  # the other side is plain
+    assert_shown(get(client, bob, "reviews:conflicts", p.slug))

@@ -202,6 +202,15 @@ def test_an_invalid_policy_is_refused_with_the_field_named(client, alice, projec
     assert Project.objects.get(pk=project.pk).dream_policy == {}
 
 
+def test_a_policy_nested_too_deep_is_a_form_error_not_a_500(client, alice, project):
+    client.force_login(alice)
+    deep = '{"weights": ' + "[" * 2000 + "]" * 2000 + "}"
+    response = client.post(url("policy", project), {"policy": deep, "dreaming_enabled": "on"})
+    assert response.status_code == 200
+    assert b"JSON nested deeper than 100 levels" in response.content
+    assert Project.objects.get(pk=project.pk).dream_policy == {}
+
+
 def test_a_reviewer_cannot_edit_the_policy(client, bob, project):
     client.force_login(bob)
     assert client.get(url("policy", project)).status_code == 403

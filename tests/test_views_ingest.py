@@ -289,3 +289,14 @@ def test_a_bad_schedule_is_refused_with_a_message(client, alice, project):
 def test_a_reviewer_may_not_change_settings(client, bob, project):
     client.force_login(bob)
     assert client.get(url("project_settings", project)).status_code == 403
+
+
+def test_a_nested_json_file_is_refused_by_name_and_the_rest_imports(client, alice, project):
+    client.force_login(alice)
+    deep = b"[" * 5000 + b"]" * 5000
+    files = [SimpleUploadedFile("deep.json", deep), SimpleUploadedFile("ops.md", NOTE)]
+    response = client.post(url("upload", project), {"files": files})
+    assert response.status_code == 200
+    assert b"deep.json: nested deeper than 100 levels (line 1)" in response.content
+    assert Episode.objects.filter(project=project, source__path="ops.md").count() == 2
+    assert not Episode.objects.filter(source__path="deep.json").exists()

@@ -7,6 +7,7 @@ from django.urls import reverse
 
 from dreaming.models import Candidate, CandidateEvidence
 from llmwiki import wiki
+from llmwiki.errors import Refused
 from llmwiki.models import AuditEvent, Claim, Page, PageRevision
 from llmwiki.wiki import page_publish
 from reviews import actions
@@ -117,10 +118,9 @@ def test_an_outsider_gets_404_everywhere(client, mallory, claim):
     for address in readable_urls(claim):
         assert client.get(address).status_code == 404, address
     project = claim.project
-    assert (
-        client.post(url("page_rollback", project, "SYSTEM_OVERVIEW"), {"revision": 1}).status_code
-        == 404
-    )
+    rollback = url("page_rollback", project, "SYSTEM_OVERVIEW")
+    assert client.get(rollback, {"revision": 1}).status_code == 404
+    assert client.post(rollback, {"revision": 1, "reason": "x"}).status_code == 404
     assert client.post(url("claim_retract", project, claim.pk), {"reason": "x"}).status_code == 404
     claim.refresh_from_db()
     assert claim.status == "approved"
@@ -173,34 +173,84 @@ def test_pages_render_history_diff_and_roll_back(client, alice, bob, claim):
     assert b"r2" in response.content and b"Roll back to r1" in response.content
     response = client.get(url("page_diff", project, "SYSTEM_OVERVIEW"), {"a": 1, "b": 2})
     assert response.status_code == 200 and b'<tr class="del">' in response.content
-    response = client.post(url("page_rollback", project, "SYSTEM_OVERVIEW"), {"revision": 1})
+    response = client.post(
+        url("page_rollback", project, "SYSTEM_OVERVIEW"),
+        {"revision": 1, "reason": "the rename was premature"},
+    )
     assert response.status_code == 302
     assert response.url == url("page", project, "SYSTEM_OVERVIEW")
     page = Page.objects.get(project=project, key="SYSTEM_OVERVIEW")
     assert page.current_revision.number == 3
     assert page.current_revision.markdown == PageRevision.objects.get(page=page, number=1).markdown
+    assert page.current_revision.reason == "rollback to r1: the rename was premature"
+    event = AuditEvent.objects.get(action="page.rollback", object_id=str(page.pk))
+    assert event.note == "the rename was premature"
+    assert event.after == {"revision": 3, "restored_from": 1}
     claim.refresh_from_db()
     assert claim.status == "approved"
+    response = client.get(url("page_history", project, "SYSTEM_OVERVIEW"))
+    assert b"rollback to r1: the rename was premature" in response.content
+
+
+def test_rolling_back_asks_for_confirmation_and_a_reason_first(client, alice, bob, claim):
+    approve_many(claim.project, bob, 1, start=1)
+    address = url("page_rollback", claim.project, "SYSTEM_OVERVIEW")
+    client.force_login(alice)
+    history = client.get(url("page_history", claim.project, "SYSTEM_OVERVIEW")).content.decode()
+    assert f'href="{address}?revision=1">Roll back to r1</a>' in history
+    assert f'action="{address}"' not in history  # one click on the history publishes nothing
+    response = client.get(address, {"revision": 1})
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert 'data-testid="rollback-form"' in html
+    assert '<input type="hidden" name="revision" value="1"' in html
+    assert 'name="reason"' in html and "required" in html
+    assert 'data-testid="reason-error"' not in html  # no error before a first try
+    assert 'data-testid="rollback-diff"' in html  # what will change
+    for reason in ({}, {"reason": "   "}):
+        response = client.post(address, {"revision": 1, **reason})
+        assert response.status_code == 200
+        assert b"Say why the page is rolled back." in response.content
+    page = Page.objects.get(project=claim.project, key="SYSTEM_OVERVIEW")
+    assert page.current_revision.number == 2
+    assert not AuditEvent.objects.filter(action="page.rollback").exists()
+
+
+def test_a_rollback_without_a_reason_is_refused_by_the_service(alice, bob, claim):
+    approve_many(claim.project, bob, 1, start=1)
+    page = Page.objects.get(project=claim.project, key="SYSTEM_OVERVIEW")
+    with pytest.raises(Refused, match="say why the page is rolled back"):
+        wiki.page_rollback(
+            page=page, revision=page.revisions.get(number=1), actor=alice, reason=" "
+        )
+    page.refresh_from_db()
+    assert page.current_revision.number == 2
 
 
 @pytest.mark.parametrize("who", ["carol", "bob"])
 def test_viewers_and_reviewers_cannot_roll_back(client, bob, claim, who, request):
     approve_many(claim.project, bob, 1, start=1)
     client.force_login(request.getfixturevalue(who))
-    response = client.post(url("page_rollback", claim.project, "SYSTEM_OVERVIEW"), {"revision": 1})
+    address = url("page_rollback", claim.project, "SYSTEM_OVERVIEW")
+    assert client.get(address, {"revision": 1}).status_code == 403
+    response = client.post(address, {"revision": 1, "reason": "x"})
     assert response.status_code == 403
     assert (
         Page.objects.get(project=claim.project, key="SYSTEM_OVERVIEW").current_revision.number == 2
     )
 
 
-def test_a_rollback_needs_post_and_a_revision(client, alice, claim):
+def test_a_rollback_needs_a_revision(client, alice, claim):
     client.force_login(alice)
     address = url("page_rollback", claim.project, "SYSTEM_OVERVIEW")
-    assert client.get(address).status_code == 405
-    response = client.post(address, {"revision": "x"}, follow=True)
-    assert b"Choose a revision to roll back to." in response.content
-    response = client.post(address, {"revision": 1}, follow=True)
+    assert client.put(address).status_code == 405
+    for response in (
+        client.get(address, follow=True),
+        client.post(address, {"revision": "x", "reason": "x"}, follow=True),
+    ):
+        assert b"Choose a revision to roll back to." in response.content
+    assert client.get(address, {"revision": 99}).status_code == 404
+    response = client.post(address, {"revision": 1, "reason": "x"}, follow=True)
     assert b"r1 is already the current revision" in response.content
     assert (
         Page.objects.get(project=claim.project, key="SYSTEM_OVERVIEW").current_revision.number == 1

@@ -82,7 +82,9 @@ def test_it_needs_a_login(client, bob, project):
 
 
 def test_step_one_offers_only_projects_the_user_reviews(client, carol, bob, project, other_project):
-    client.force_login(carol)  # a viewer of Tidewater
+    # Carol views Tidewater and reviews Elsewhere.
+    membership_set(project=other_project, user=carol, role=Role.REVIEWER, actor="system")
+    client.force_login(carol)
     client.post(reverse("wizard:start"))
     run = WizardRun.objects.get(user=carol)
     response = client.post(

@@ -53,8 +53,8 @@ class WizardRun(models.Model):
         Project, null=True, blank=True, on_delete=models.CASCADE, related_name="wizard_runs"
     )
     boundary = models.CharField(max_length=20, choices=Authority.choices, blank=True)
-    # The step last shown (where "resume" goes) and the furthest step reached (how far the
-    # indicator links: any step up to it may be revisited).
+    # The furthest step shown (where "resume" goes) and the furthest step reached (how far
+    # the indicator links: any step up to it may be revisited).
     step = models.PositiveSmallIntegerField(default=1)
     reached = models.PositiveSmallIntegerField(default=1)
     # Per step, what the user chose and what came of it (JSON the step pages render).

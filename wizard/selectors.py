@@ -57,9 +57,15 @@ def run_candidates(run: WizardRun):
 
 
 def proposals_by_page(run: WizardRun) -> list[Group]:
+    """This run's own proposals (made by its sweeps), open, by destination page."""
     groups = {key.value: Group(key.value, key.label) for key in DESTINATIONS}
     other = Group("other", "Other pages")
-    candidates = run_candidates(run).open().order_by("page_target", "-score", "id")
+    candidates = (
+        run_candidates(run)
+        .open()
+        .filter(run__wizard_run_id=run.pk)
+        .order_by("page_target", "-score", "id")
+    )
     for c in candidates.iterator(chunk_size=2000):
         group = groups.get(c.page_target, other)
         group.count += 1
@@ -68,15 +74,41 @@ def proposals_by_page(run: WizardRun) -> list[Group]:
     return [*groups.values(), *([other] if other.count else [])]
 
 
+def evidence_added(run: WizardRun) -> Group:
+    """Candidates this run's material only added evidence to: made before it, by another
+    sweep or run, they are not its proposals."""
+    others = run_candidates(run).exclude(run__wizard_run_id=run.pk)
+    return Group(
+        "evidence",
+        "Adds evidence to candidates already there",
+        count=others.count(),
+        items=list(others.order_by("id")[:SHOWN]),
+    )
+
+
 def preview_outcome(run: WizardRun) -> dict[str, Any] | None:
     """The finished preview's answer, with every item's reason: proposed, stays episodic,
-    folded as a duplicate, blocked."""
+    folded as a duplicate, blocked, or only adding evidence to a candidate already there.
+
+    An item that would add evidence to one of this run's own proposals (made by an earlier
+    sweep of the run) is still this run's proposal; to any other candidate, it is not.
+    """
     sweep = run.preview_run
     if sweep is None or sweep.preview is None:
         return None
-    items = sweep.preview["candidates"]
+    targets = {i["adds_evidence_to"] for i in sweep.preview["candidates"]} - {None}
+    own = set(
+        Candidate.objects.filter(pk__in=targets, run__wizard_run_id=run.pk).values_list(
+            "pk", flat=True
+        )
+    )
+    items, adds_evidence = [], []
+    for item in sweep.preview["candidates"]:
+        target = item.get("adds_evidence_to")
+        (adds_evidence if target is not None and target not in own else items).append(item)
     by_status = Counter(item["status"] for item in items)
     return {
+        "adds_evidence": adds_evidence,
         "proposed": [i for i in items if i["status"] == "proposed"],
         "deferred": [i for i in items if i["status"] == "deferred"],
         "blocked": [i for i in items if i["status"] == "blocked"],
@@ -114,6 +146,7 @@ def committable(run: WizardRun) -> list[Candidate]:
     items = list(
         run_candidates(run)
         .filter(status=Candidate.Status.PROPOSED)
+        .select_related("run")
         .order_by("page_target", "-score", "id")[:SHOWN]
     )
     pages = dict(run.project.pages.values_list("key", "current_revision_id"))

@@ -16,10 +16,17 @@ from django.utils import timezone
 
 from dreaming import services as dreaming
 from dreaming.models import Candidate, DreamRun
-from llmwiki.access import has_role
+from llmwiki.access import PERMISSIONS, Do, can, may
 from llmwiki.errors import Refused
 from llmwiki.ingest import IngestReport, RawFile, SourceResult, ingest_files
-from llmwiki.models import AuditEvent, Episode, Export, Page, Project, Role
+from llmwiki.models import (
+    AuditEvent,
+    Episode,
+    Export,
+    Membership,
+    Page,
+    Project,
+)
 from llmwiki.services import episode_relabel, project_create
 from reviews.actions import FormState, candidate_approve
 from reviews.conflicts import conflict_resolve
@@ -47,19 +54,51 @@ def _save(run: WizardRun, *fields: str) -> None:
     run.save(update_fields=[*fields, "updated_at"])
 
 
+def start_refusal(user: AbstractBaseUser) -> Refused | None:
+    """Why `user` cannot walk a run, or None when they can.
+
+    Step 1 needs a project the user reviews, or the permission to create one: anyone else
+    would get an empty choice and leave a run that can never go on. A viewer is told the
+    role it takes (403); someone in no project is told nothing about any (404).
+    """
+    if user.has_perm("llmwiki.add_project"):
+        return None
+    roles = list(
+        Membership.objects.filter(user=user)
+        .order_by("project__name")
+        .values_list("role", "project__name")
+    )
+    if any(may(role, Do.REVIEW) for role, _ in roles):
+        return None
+    if not roles:
+        return Refused("you are not a member of any project", 404)
+    held = ", ".join(f"{role} of {name}" for role, name in roles)
+    return Refused(
+        f"The wizard needs the {PERMISSIONS[Do.REVIEW]} role on a project; you are "
+        f"{held}. Ask a maintainer of the project for the role.",
+        403,
+    )
+
+
 def wizard_start(*, user: AbstractBaseUser) -> WizardRun:
+    """A new run, only for someone who can walk it (`start_refusal`)."""
+    refusal = start_refusal(user)
+    if refusal is not None:
+        raise refusal
     return WizardRun.objects.create(user=user)
 
 
 def wizard_visit(*, run: WizardRun, number: int) -> None:
-    """Remember where the user is, so leaving and coming back resumes here.
+    """Remember how far the user went, so leaving and coming back resumes there.
 
     Seeing a step opens the next one: every step after the first may be passed over (a
     handoff-only run imports nothing), and any step up to the furthest may be revisited.
+    Going back to look at an earlier step does not move where the run resumes.
     """
     reached = min(len(STEPS), number + 1) if run.project_id else run.reached
-    if (run.step, run.reached) != (number, max(run.reached, reached)):
-        run.step, run.reached = number, max(run.reached, reached)
+    step, reached = max(run.step, number), max(run.reached, reached)
+    if (run.step, run.reached) != (step, reached):
+        run.step, run.reached = step, reached
         _save(run, "step", "reached")
 
 
@@ -83,7 +122,7 @@ def wizard_choose(
             authority=boundary,
             owner=actor,
         )
-    if project is None or not has_role(actor, project, Role.REVIEWER):
+    if project is None or not can(actor, project, Do.REVIEW):
         raise Refused("choose a project you review or maintain", 403)
     if run.project_id not in (None, project.pk) and run_episodes(run).exists():
         raise Refused(
@@ -160,7 +199,7 @@ def wizard_dream(*, run: WizardRun, action: str, actor: AbstractBaseUser) -> Dre
     "propose" writes candidates (never claims); "preview" writes nothing and says why.
     """
     _require(run, action, actor)
-    if not has_role(actor, run.project, Role.REVIEWER):
+    if not can(actor, run.project, Do.REVIEW):
         raise Refused("starting a sweep needs the reviewer role", 403)
     try:
         sweep = dreaming.dream_request(

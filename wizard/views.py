@@ -10,12 +10,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import wraps
+from typing import NoReturn
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError
-from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
@@ -23,10 +24,10 @@ from django.views.decorators.vary import vary_on_headers
 
 from dreaming.models import Conflict
 from dreaming.services import PHASES, worker_alive
-from llmwiki.access import get_project_for, has_role, projects_for
+from llmwiki.access import Do, can, get_project_for, projects_for
 from llmwiki.errors import InputError, Refused
 from llmwiki.forms import UploadForm, read_upload
-from llmwiki.models import Episode, Role
+from llmwiki.models import Episode
 from reviews.actions import FormState
 from reviews.forms import ConflictResolveForm
 from wizard import selectors, services
@@ -62,7 +63,7 @@ def wizard_step(slug: str) -> Callable:
                 user=request.user,
             )
             if run.project_id is not None:
-                run.project = get_project_for(request.user, run.project.slug, Role.REVIEWER)
+                run.project = get_project_for(request.user, run.project.slug, Do.REVIEW)
             if not run.may_visit(number):
                 return redirect(_resume_url(run))
             if not (request.htmx and request.method == "GET"):  # a poll is not a visit
@@ -115,7 +116,10 @@ def _refused(request: HttpRequest, exc: Refused) -> None:
 def start(request: HttpRequest) -> HttpResponse:
     """The user's runs (resume one) and a button to start a new one."""
     if request.method == "POST":
-        run = services.wizard_start(user=request.user)
+        try:
+            run = services.wizard_start(user=request.user)
+        except Refused as exc:
+            _raise(exc)
         return redirect(step_url(run, "project"))
     if request.method != "GET":
         return HttpResponseNotAllowed(["GET", "POST"])
@@ -127,7 +131,19 @@ def start(request: HttpRequest) -> HttpResponse:
     for run in runs:
         run.resume_url = _resume_url(run)
         run.step_title = STEPS[run.step - 1][2]
-    return render(request, "wizard/start.html", {"runs": runs, "steps": STEPS})
+    refusal = services.start_refusal(request.user)
+    return render(
+        request,
+        "wizard/start.html",
+        {"runs": runs, "steps": STEPS, "refusal": str(refusal) if refusal else ""},
+    )
+
+
+def _raise(refusal: Refused) -> NoReturn:
+    """A refusal as the error page of its status: 404 says nothing, 403 says why."""
+    if refusal.status == 404:
+        raise Http404(str(refusal))
+    raise PermissionDenied(str(refusal))
 
 
 # --- 1. Project and authority boundary ------------------------------------------------------
@@ -135,8 +151,10 @@ def start(request: HttpRequest) -> HttpResponse:
 
 @wizard_step("project")
 def step_project(request: HttpRequest, run: WizardRun) -> HttpResponse:
+    if run.project_id is None and (refusal := services.start_refusal(request.user)):
+        _raise(refusal)  # a run left from before: explain instead of an empty choice
     projects = projects_for(request.user).order_by("name")
-    reviewable = [p.pk for p in projects if has_role(request.user, p, Role.REVIEWER)]
+    reviewable = [p.pk for p in projects if can(request.user, p, Do.REVIEW)]
     options = {
         "projects": projects.filter(pk__in=reviewable),
         "can_create": request.user.has_perm("llmwiki.add_project"),
@@ -266,7 +284,11 @@ def step_proposals(request: HttpRequest, run: WizardRun) -> HttpResponse:
         request,
         run,
         "proposals",
-        {**_sweep_context(sweep), "groups": selectors.proposals_by_page(run) if done else None},
+        {
+            **_sweep_context(sweep),
+            "groups": selectors.proposals_by_page(run) if done else None,
+            "evidence_added": selectors.evidence_added(run) if done else None,
+        },
     )
 
 

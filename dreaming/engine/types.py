@@ -9,7 +9,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import NamedTuple
+from typing import NamedTuple, NewType
+
+# The four integer index spaces of the engine (docs/ARCHITECTURE.md §4). Inside a sweep an
+# episode is named by its place in time (`EpisodeIndex`, into `Inputs.eps`); its database
+# id (`EpisodeId`) appears only where episodes come in and evidence goes out. A `UnitIndex`
+# is a sentence unit (into `facts.Units`), a `FactIndex` a fact (into `LightResult.facts`).
+EpisodeIndex = NewType("EpisodeIndex", int)
+EpisodeId = NewType("EpisodeId", int)
+UnitIndex = NewType("UnitIndex", int)
+FactIndex = NewType("FactIndex", int)
 
 KINDS = ("note", "log_entry", "chat_turn", "decision", "tool_call", "page_section", "event")
 MEMORY_TYPES = ("working", "episodic", "semantic-candidate", "procedural-candidate", "handoff-only")
@@ -30,7 +39,7 @@ PAGES = (
 class Ep:
     """One episode, as the service loads it (content already normalised and redacted)."""
 
-    id: int
+    id: EpisodeId
     occurred_at: datetime  # tz-aware UTC
     content: str
     kind: str
@@ -68,7 +77,7 @@ class RecallStats:
 class Evidence(NamedTuple):
     """One evidence link of a candidate: ``role`` is ``"support"`` or ``"contradict"``."""
 
-    episode_id: int
+    episode_id: EpisodeId
     role: str
 
 

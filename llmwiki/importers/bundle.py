@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import posixpath
 import re
 
 from llmwiki.errors import InputError
 
+from . import safejson
 from .base import (
     EpisodeDraft,
     TextFile,
@@ -102,12 +102,7 @@ def read_manifest(files: list[TextFile]) -> dict | None:
     manifest = next((f for f in files if basename(f.path).upper() == MANIFEST.upper()), None)
     if manifest is None:
         return None
-    try:
-        data = json.loads(manifest.text)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            manifest.path, f"line {exc.lineno}: malformed JSON ({exc.msg} at column {exc.colno})"
-        ) from None
+    data = safejson.loads(manifest.path, manifest.text)
     if not isinstance(data, dict):
         raise InputError(manifest.path, "MANIFEST.json must hold a JSON object")
     root = posixpath.dirname(clean_path(manifest.path))

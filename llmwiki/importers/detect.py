@@ -1,4 +1,4 @@
-"""Decide which importer takes which file (DESIGN.md §12), and the one parse entry point."""
+"""Which importer takes which file (docs/ARCHITECTURE.md §7), and the one parse entry point."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from llmwiki.errors import InputError
 
+from . import safejson
 from .base import EpisodeDraft, TextFile, basename, clean_path
 from .bundle import BUNDLE_FILES, is_bundle_root_file, parse_bundle
 from .classify import classify
@@ -103,6 +104,11 @@ def plan(files: list[TextFile] | list[str]) -> list[tuple[str, list[str]]]:
         elif is_daily_log(c):
             groups["daily_log"].append(path)
         elif lower.endswith(TRANSCRIPT_SUFFIXES):
+            if path in texts:
+                try:
+                    safejson.check_depth(texts[path])
+                except safejson.TooDeep as exc:
+                    raise InputError(path, str(exc)) from None
             if path in texts and not looks_like_transcript(path, texts[path]):
                 raise InputError(
                     path,

@@ -8,6 +8,7 @@ from datetime import datetime
 
 from llmwiki.errors import InputError
 
+from . import safejson
 from .base import (
     EpisodeDraft,
     TextFile,
@@ -129,14 +130,14 @@ def looks_like_transcript(path: str, text: str) -> bool:
         newline = text.find("\n", i)
         first_line = text[i : newline if newline >= 0 else len(text)]
         try:
-            value = json.loads(first_line)
+            value = safejson.decode(first_line)
         except json.JSONDecodeError:
             value = None  # a pretty-printed document: walk it below
         if _is_turn(value):
             return True
         _, turns, _ = _walk_container(text, i, first_only=True)
         return bool(turns) and _is_turn(turns[0][0])
-    except (json.JSONDecodeError, RecursionError):
+    except (json.JSONDecodeError, safejson.TooDeep, RecursionError):
         return False
 
 
@@ -162,14 +163,18 @@ def _read_turns(file: TextFile) -> tuple[list[tuple[object, int]], dict[str, obj
     i = _skip_ws(text, 0)
     if i >= len(text):
         return [], {}
+    jsonl = file.path.lower().endswith((".jsonl", ".ndjson"))
     try:
+        if text.startswith("[", i) or not jsonl:
+            # The decoder below recurses once per level; JSONL is checked line by line.
+            safejson.check_depth(text)
         if text.startswith("[", i):
             items, end = _iter_array(text, i)
             _expect_end(text, end)
             return _with_lines(items, text), {}
         if not text.startswith("{", i):
             raise InputError(file.path, "not a transcript: expected JSON objects or a JSON array")
-        if not file.path.lower().endswith((".jsonl", ".ndjson")):
+        if not jsonl:
             fields, turns, end = _walk_container(text, i)
             if _skip_ws(text, end) >= len(text):
                 if turns is not None:
@@ -180,6 +185,10 @@ def _read_turns(file: TextFile) -> tuple[list[tuple[object, int]], dict[str, obj
         raise InputError(
             file.path, f"line {exc.lineno}: malformed JSON ({exc.msg} at column {exc.colno})"
         ) from None
+    except safejson.TooDeep as exc:
+        raise InputError(file.path, str(exc)) from None
+    except RecursionError:  # a defence: check_depth should have refused it
+        raise InputError(file.path, str(safejson.TooDeep())) from None
     return _read_jsonl(file, text), {}
 
 
@@ -193,12 +202,7 @@ def _read_jsonl(file: TextFile, text: str) -> list[tuple[object, int]]:
     for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                file.path, f"line {number}: malformed JSON ({exc.msg} at column {exc.colno})"
-            ) from None
+        value = safejson.loads(file.path, line, first_line=number)
         if not isinstance(value, dict):
             raise InputError(
                 file.path, f"line {number}: expected a JSON object, got {type(value).__name__}"

@@ -1,4 +1,4 @@
-"""The shape every command of the command-line contract shares (DESIGN.md §12)."""
+"""The shape every command of the command-line contract shares (docs/ARCHITECTURE.md §7)."""
 
 from __future__ import annotations
 

@@ -176,25 +176,10 @@ class Claim(models.Model):
             )
 
 
-class ExportQuerySet(models.QuerySet):
-    def stale_ids(self) -> set[int]:
-        """Which of these exports used a claim no longer approved, or a page revision no
-        longer its page's current one (2 queries, for exports of any number of projects)."""
-        ids = self.values("pk")
-        stale = set(
-            Export.claims.through.objects.filter(export__in=ids)
-            .exclude(claim__status=Claim.Status.APPROVED)
-            .values_list("export_id", flat=True)
-        )
-        stale |= set(
-            Export.revisions.through.objects.filter(export__in=ids)
-            .exclude(pagerevision__page__current_revision=models.F("pagerevision"))
-            .values_list("export_id", flat=True)
-        )
-        return stale
-
-
 class Export(models.Model):
+    """A stored export. Whether it is stale is `reviews.exports.service.stale_reasons`:
+    that reads open questions, which live in `dreaming`, above this app."""
+
     class Kind(models.TextChoices):
         SYSTEM_PROFILE = "system-profile", "System profile"
         RECEIVER_BRIEF = "receiver-brief", "Receiver brief"
@@ -216,17 +201,11 @@ class Export(models.Model):
     claims = models.ManyToManyField(Claim, related_name="exports", blank=True)
     revisions = models.ManyToManyField(PageRevision, related_name="exports", blank=True)
 
-    objects = ExportQuerySet.as_manager()
-
     class Meta:
         ordering = ["-generated_at", "-id"]
 
     def __str__(self) -> str:
         return f"{self.kind} for {self.audience} ({self.generated_at:%Y-%m-%d %H:%M})"
-
-    def is_stale(self) -> bool:
-        """Stale when any claim it depends on is no longer approved or a page moved on."""
-        return bool(Export.objects.filter(pk=self.pk).stale_ids())
 
 
 class RecallTrace(models.Model):

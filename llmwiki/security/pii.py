@@ -3,13 +3,19 @@
 The number and IBAN detectors sit behind a byte-level prefilter on ASCII text, so text
 without the right shape of digits or capitals never reaches their regexes; the e-mail and
 street-address patterns open with a literal "@" or a digit, which the engine skips to.
+What the regexes find is then checked by libraries that know every country's rules:
+libphonenumber (phonenumbers) for phone numbers, python-stdnum for IBANs and the Luhn
+check of card numbers. They run only on those few hits, never on every episode.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["find_pii", "iban_ok", "luhn_ok"]
+import phonenumbers
+from stdnum import iban, luhn
+
+__all__ = ["PHONE_REGIONS", "find_pii", "iban_ok", "luhn_ok", "phone_ok"]
 
 _ALNUM = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
@@ -35,6 +41,7 @@ _NUMBER_RUN = re.compile(
 _IBAN_HEAD = re.compile(r"[A-Z]{2}[0-9]{2} ")
 _SEPARATORS_TO_SPACE = str.maketrans("().-+", "     ")
 _IBAN = re.compile(r"[A-Z](?<![A-Za-z0-9].)[A-Z][0-9]{2}(?: ?[A-Z0-9]){11,32}")
+_SHORTEST_IBAN = 15  # Norway
 # Digits become "0" and separators vanish, so a run of zeros is a run of digits with
 # separators between them. _NUMBER_RUN needs nine digits, or eight after "+" or "(":
 # without such a run (dates have eight) the regex cannot match and is skipped.
@@ -45,19 +52,12 @@ _IBAN_GATE = bytes(
     0x41 if 0x41 <= b <= 0x5A else 0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256)
 )
 
-# ISO 13616 registry lengths; an unknown country code is not treated as an IBAN.
-_IBAN_LENGTHS = {
-    "AD": 24, "AE": 23, "AL": 28, "AT": 20, "AZ": 28, "BA": 20, "BE": 16, "BG": 22,
-    "BH": 22, "BR": 29, "BY": 28, "CH": 21, "CR": 22, "CY": 28, "CZ": 24, "DE": 22,
-    "DK": 18, "DO": 28, "EE": 20, "EG": 29, "ES": 24, "FI": 18, "FO": 18, "FR": 27,
-    "GB": 22, "GE": 22, "GI": 23, "GL": 18, "GR": 27, "GT": 28, "HR": 21, "HU": 28,
-    "IE": 22, "IL": 23, "IQ": 23, "IS": 26, "IT": 27, "JO": 30, "KW": 30, "KZ": 20,
-    "LB": 28, "LC": 32, "LI": 21, "LT": 20, "LU": 20, "LV": 21, "MC": 27, "MD": 24,
-    "ME": 22, "MK": 19, "MR": 27, "MT": 31, "MU": 30, "NL": 18, "NO": 15, "PK": 24,
-    "PL": 28, "PS": 29, "PT": 25, "QA": 29, "RO": 24, "RS": 22, "SA": 24, "SC": 31,
-    "SE": 24, "SI": 19, "SK": 24, "SM": 27, "ST": 25, "SV": 28, "TL": 23, "TN": 24,
-    "TR": 26, "UA": 29, "VA": 22, "VG": 24, "XK": 20,
-}  # fmt: skip
+# National numbers (no "+" or "00") are read as numbers of these regions, most common first;
+# one valid in any of them is a phone. International numbers name their own country.
+PHONE_REGIONS = (
+    "US", "GB", "AU", "DE", "FR", "NL", "IE", "NZ", "CA", "ES", "IT", "BE", "CH", "AT", "SE",
+    "NO", "DK", "FI", "PT", "PL", "IN", "ZA", "SG", "JP", "BR", "MX",
+)  # fmt: skip
 
 
 # A street address: house number (or unit/number), one to four capitalised name words, a
@@ -120,25 +120,39 @@ def _has_address(text: str, raw: bytes | None) -> bool:
     return False
 
 
-_LUHN_DOUBLED = {str(d): (2 * d) // 10 + (2 * d) % 10 for d in range(10)}
-
-
 def luhn_ok(digits: str) -> bool:
     """Return whether a string of digits passes the Luhn checksum."""
-    total = sum(map(int, digits[-1::-2])) + sum(map(_LUHN_DOUBLED.__getitem__, digits[-2::-2]))
-    return total % 10 == 0
+    return luhn.is_valid(digits)
 
 
 def iban_ok(candidate: str) -> bool:
-    """Return whether ``candidate`` (spaces allowed) is an IBAN with a valid mod-97 check."""
-    compact = candidate.replace(" ", "").upper()
-    expected = _IBAN_LENGTHS.get(compact[:2])
-    if expected is None or len(compact) != expected or not compact.isascii():
-        return False
-    if not compact.isalnum() or not compact[2:4].isdigit():
-        return False
-    rearranged = compact[4:] + compact[:4]
-    return int("".join(str(int(ch, 36)) for ch in rearranged)) % 97 == 1
+    """Return whether ``candidate`` (spaces allowed) is an IBAN: its country's length and
+    layout, and a valid mod-97 check."""
+    return iban.is_valid(candidate)
+
+
+def phone_ok(run: str) -> bool:
+    """Return whether libphonenumber reads ``run`` as a phone number.
+
+    A number with a country code ("+" or "00") needs a code in use and a length that
+    country dials; numbers in its fiction ranges (UK 07700 900…, France 06 39 98…) count,
+    as people write them too. A national number could be any country's, so it must be a
+    valid number of one of PHONE_REGIONS.
+    """
+    if run.lstrip("(").startswith("00"):
+        run = run.replace("00", "+", 1)  # the international call prefix of most countries
+    if run.lstrip("(").startswith("+"):
+        try:
+            return phonenumbers.is_possible_number(phonenumbers.parse(run))
+        except phonenumbers.NumberParseException:
+            return False
+    for region in PHONE_REGIONS:
+        try:
+            if phonenumbers.is_valid_number(phonenumbers.parse(run, region)):
+                return True
+        except phonenumbers.NumberParseException:
+            continue
+    return False
 
 
 def _classify_number(run: str) -> str | None:
@@ -153,7 +167,7 @@ def _classify_number(run: str) -> str | None:
     if run.count("+") > international:
         return None
     if international:
-        return "pii:phone" if 8 <= n <= 15 else None
+        return "pii:phone" if 8 <= n <= 15 and phone_ok(run) else None
     if run.isdigit():
         # A bare digit string is far more often an id, count or timestamp than a phone.
         return None
@@ -165,11 +179,8 @@ def _classify_number(run: str) -> str | None:
             return None  # decimals and version strings
     if max(sizes) > 8:
         return None
-    if run.startswith("00") and 10 <= n <= 15:
-        return "pii:phone"
-    if 10 <= n <= 11:
-        return "pii:phone"
-    return None
+    plausible = (run.startswith("00") and 10 <= n <= 15) or 10 <= n <= 11
+    return "pii:phone" if plausible and phone_ok(run) else None
 
 
 def _has_email(text: str) -> bool:
@@ -214,8 +225,9 @@ def find_pii(text: str, raw: bytes | None) -> tuple[str, ...]:
         return tuple(sorted(found))
     for m in _IBAN.finditer(text):
         compact = m.group().replace(" ", "")
-        expected = _IBAN_LENGTHS.get(compact[:2])
-        if expected and len(compact) >= expected and iban_ok(compact[:expected]):
+        # The match may run on into a following code ("... 0130 00 AB12"): each country has
+        # one length, so at most one prefix can be valid.
+        if any(iban_ok(compact[:n]) for n in range(len(compact), _SHORTEST_IBAN - 1, -1)):
             found.add("pii:iban")
             break
     return tuple(sorted(found))

@@ -1,4 +1,4 @@
-"""Exports: the reviewed layer packaged for a receiver (DESIGN.md §9).
+"""Exports: the reviewed layer packaged for a receiver (docs/ARCHITECTURE.md §7).
 
 The public API, used by `manage.py export`, the wizard's step 8 and the API:
 

@@ -16,9 +16,9 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from llmwiki.access import has_role
+from llmwiki.access import Do, can
 from llmwiki.errors import Refused
-from llmwiki.models import AuditEvent, Claim, Episode, Page, PageRevision, Project, Role
+from llmwiki.models import AuditEvent, Claim, Episode, Page, PageRevision, Project
 from llmwiki.wiki import GENERAL_SECTION, claim_create, page_recompile, record_change
 from reviews.exports.documents import BUNDLE_PAGES, TITLES
 
@@ -75,7 +75,7 @@ def bundle_accept(
     Maintainers only: it approves many claims at once, restricted ones included. One
     transaction: pages, MANIFEST, CHANGELOG and audit change together or not at all.
     """
-    if not has_role(actor, project, Role.MAINTAINER):
+    if not can(actor, project, Do.ACCEPT_BASELINE):
         raise Refused("accepting a bundle as the reviewed baseline needs the maintainer role", 403)
     result = BaselineResult()
     with transaction.atomic():

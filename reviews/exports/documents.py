@@ -6,6 +6,7 @@ document makes is recorded with its file and line for the evidence ledger.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import asdict
 
@@ -43,6 +44,51 @@ HOUSE_RULES = (
     "Treat OPEN_QUESTIONS as undecided: do not act on either side without asking.",
     "Stop for human approval before changing security, privacy, policy or production.",
 )
+
+
+# Characters a markdown renderer that passes HTML through would read as markup, and a
+# backslash that would otherwise escape the backslash put before one of them.
+_HTML_SIGNIFICANT = re.compile(r"\\(?=[\\<>&])|[<>&]")
+
+
+def md(text: str) -> str:
+    """Project text (claims, names, sections) as markdown that shows it and runs nothing.
+
+    `<`, `>` and `&` are backslash-escaped: CommonMark renders `\\<script\\>` as the text
+    `<script>`, even where raw HTML is allowed, while the rest of the text's markdown
+    (emphasis, code) still renders and a reader of the raw file sees it almost unchanged.
+    """
+    return _HTML_SIGNIFICANT.sub(lambda m: "\\" + m.group(), text)
+
+
+def claim_line(item: Item) -> str:
+    return f"- {md(' '.join(item.text.split()))} ([why?]({item.provenance}))"
+
+
+def withheld_claims(state: State) -> str:
+    """What the audience is not shown, said up front: "" when no claim was withheld."""
+    reasons = sorted(
+        (key.removeprefix("claim:"), n)
+        for key, n in state.withheld.items()
+        if key.startswith("claim:")
+    )
+    withheld = sum(n for _, n in reasons)
+    if not withheld:
+        return ""
+    why = ", ".join(f"{n} {reason}" for reason, n in reasons)
+    shown = len(state.claim_ids)
+    if not shown:
+        return f"_All {withheld} reviewed claim(s) are withheld from this audience ({why})._"
+    total = withheld + shown
+    return f"_{withheld} of {total} reviewed claims are withheld from this audience ({why})._"
+
+
+def _none_yet(state: State, default: str) -> str:
+    """An empty section's line: "none yet" would be untrue when claims were withheld."""
+    note = withheld_claims(state)
+    if not note:
+        return default
+    return "_Nothing reviewed for this audience._" if state.claim_ids else note
 
 
 class Ledger:
@@ -109,20 +155,20 @@ class Doc:
         for item in items:
             section = item.section or GENERAL
             if by_section and section != current:
-                self.add("", f"{level} {section}", "")
+                self.add("", f"{level} {md(section)}", "")
                 current = section
             self.claim(item)
 
     def claim(self, item: Item) -> None:
-        self.lines.append(item.line)
+        self.lines.append(claim_line(item))
         self.ledger.claim(self.name, len(self.lines), item)
 
     def questions(self, questions: list[Question], level: str = "###") -> None:
         for q in questions:
-            self.add("", f"{level} {q.subject}", "")
+            self.add("", f"{level} {md(q.subject)}", "")
             self.lines.append(f"_Conflict {q.conflict_id} ({q.status})._ ([why?]({q.provenance}))")
             self.ledger.question(self.name, len(self.lines), q)
-            self.add("", *(f"- {side}" for side in q.sides))
+            self.add("", *(f"- {md(side)}" for side in q.sides))
             if q.withheld_sides:
                 self.add(f"- _{q.withheld_sides} side(s) withheld from this audience_")
 
@@ -132,7 +178,7 @@ class Doc:
         self.add("", "## Episodic context (not reviewed)", "")
         for e in episodes:
             self.lines.append(
-                f"- {e.occurred_at[:10]} ({e.kind}, episode {e.episode_id}): {e.text} "
+                f"- {e.occurred_at[:10]} ({e.kind}, episode {e.episode_id}): {md(e.text)} "
                 f"([why?]({e.provenance}))"
             )
             self.ledger.episode(self.name, len(self.lines), e)
@@ -143,24 +189,31 @@ class Doc:
 
 def _header(doc: Doc, title: str, state: State) -> None:
     doc.add(
-        f"# {title}: {state.project_name}",
+        f"# {title}: {md(state.project_name)}",
         "",
         f"_Audience: {state.audience}. Reviewed memory as of {state.as_of:%Y-%m-%d %H:%M} UTC. "
         "Every claim links to why it is here; EVIDENCE_LEDGER.json maps each line to its "
         "claims, evidence episodes and sources._",
     )
+    if withheld_claims(state):
+        doc.add("", withheld_claims(state))
     if state.description:
-        doc.add("", state.description.strip())
+        doc.add("", md(state.description.strip()))
 
 
 def _section(
-    doc: Doc, title: str, items: list[Item], empty: str = "_Nothing reviewed yet._"
+    doc: Doc,
+    state: State,
+    title: str,
+    keys: tuple[str, ...],
+    empty: str = "_Nothing reviewed yet._",
 ) -> None:
     doc.add("", f"## {title}")
+    items = state.items(*keys)
     if items:
         doc.claims(items)
     else:
-        doc.add("", empty)
+        doc.add("", _none_yet(state, empty))
 
 
 def _withheld(doc: Doc, state: State) -> None:
@@ -175,9 +228,9 @@ def _withheld(doc: Doc, state: State) -> None:
 def system_profile(state: State, ledger: Ledger) -> dict[str, str]:
     doc = Doc("SYSTEM_PROFILE.md", ledger)
     _header(doc, "System profile", state)
-    _section(doc, "Architecture and components", state.items("SYSTEM_OVERVIEW"))
-    _section(doc, "Constraints", state.items("GOVERNANCE", "TRUST_MODEL"))
-    _section(doc, "Glossary", state.items("GLOSSARY"), "_No terms reviewed yet._")
+    _section(doc, state, "Architecture and components", ("SYSTEM_OVERVIEW",))
+    _section(doc, state, "Constraints", ("GOVERNANCE", "TRUST_MODEL"))
+    _section(doc, state, "Glossary", ("GLOSSARY",), "_No terms reviewed yet._")
     doc.episodes(state.episodes)
     _withheld(doc, state)
     return {doc.name: doc.text()}
@@ -186,13 +239,13 @@ def system_profile(state: State, ledger: Ledger) -> dict[str, str]:
 def receiver_brief(state: State, ledger: Ledger) -> dict[str, str]:
     doc = Doc("RECEIVER_BRIEF.md", ledger)
     _header(doc, "Receiver brief", state)
-    _section(doc, "Decisions", state.items("DECISION_LOG"))
+    _section(doc, state, "Decisions", ("DECISION_LOG",))
     doc.add("", "## Open questions")
     if state.questions:
         doc.questions(state.questions)
     else:
         doc.add("", "_No open questions._")
-    _section(doc, "Governance", state.items("GOVERNANCE", "TRUST_MODEL"))
+    _section(doc, state, "Governance", ("GOVERNANCE", "TRUST_MODEL"))
     doc.add("", "## Risks", "")
     doc.add(*_risks(state))
     doc.episodes(state.episodes)
@@ -245,13 +298,13 @@ def startup_packet(state: State, ledger: Ledger, budget: int) -> tuple[dict[str,
         if not items:
             continue
         heading = ["", f"## {title}", ""]
-        if doc.size_with(*heading, items[0].line) + reserve > budget:
+        if doc.size_with(*heading, claim_line(items[0])) + reserve > budget:
             for i in items:
                 left.setdefault(i.page, []).append(i.claim_id)
             continue
         doc.add(*heading)
         for item in items:
-            if doc.size_with(item.line) + reserve > budget:
+            if doc.size_with(claim_line(item)) + reserve > budget:
                 left.setdefault(item.page, []).append(item.claim_id)
             else:
                 doc.claim(item)
@@ -280,7 +333,7 @@ def handoff(state: State, ledger: Ledger) -> dict[str, str]:
     for key in BUNDLE_PAGES:
         doc = Doc(f"{key}.md", ledger)
         page = state.pages.get(key)
-        doc.add(f"# {page.title if page else TITLES[key]}")
+        doc.add(f"# {md(page.title) if page else TITLES[key]}")
         if key == "OPEN_QUESTIONS":
             if state.questions:
                 doc.questions(state.questions, level="##")
@@ -295,7 +348,7 @@ def handoff(state: State, ledger: Ledger) -> dict[str, str]:
             if items:
                 doc.claims(items, level="##")
             else:
-                doc.add("", "_No reviewed claims yet._")
+                doc.add("", _none_yet(state, "_No reviewed claims yet._"))
         files[doc.name] = doc.text()
     if state.episodes:
         doc = Doc("EPISODIC_CONTEXT.md", ledger)
@@ -321,7 +374,7 @@ def _changelog(state: State) -> str:
     public = state.audience == "public"
     lines = ["# Changelog", ""]
     for at, actor, summary in reversed(state.changelog):
-        lines.append(f"- {at[:10]} {summary}" + ("" if public else f" ({actor})"))
+        lines.append(f"- {at[:10]} {md(summary)}" + ("" if public else f" ({md(actor)})"))
     if not state.changelog:
         lines.append("_No reviewed changes yet._")
     return "\n".join(lines) + "\n"
@@ -347,7 +400,7 @@ def _index(state: State, files: dict[str, str]) -> str:
 
 def _readme(state: State) -> str:
     lines = [
-        f"# {state.project_name}: handoff bundle",
+        f"# {md(state.project_name)}: handoff bundle",
         "",
         f"Reviewed project memory of `{state.project_slug}` for the {state.audience} audience, "
         f"as of {state.as_of:%Y-%m-%d %H:%M} UTC.",
@@ -360,5 +413,7 @@ def _readme(state: State) -> str:
         f"Check it with `manage.py export --project {state.project_slug} --verify DIR`.",
     ]
     if state.description:
-        lines[3:3] = [state.description.strip(), ""]
+        lines[3:3] = [md(state.description.strip()), ""]
+    if withheld_claims(state):
+        lines[3:3] = [withheld_claims(state), ""]
     return "\n".join(lines) + "\n"

@@ -59,10 +59,6 @@ class Item:
     evidence: tuple[Evidence, ...]
     provenance: str  # the claim's "why is this here?" page
 
-    @property
-    def line(self) -> str:
-        return f"- {' '.join(self.text.split())} ([why?]({self.provenance}))"
-
 
 @dataclass(frozen=True)
 class PageState:
@@ -228,43 +224,55 @@ def select_state(project: Project, audience: str, episode_ids: Iterable[int] = (
 
 
 def _questions(project: Project, audience: str, withheld: Counter) -> list[Question]:
-    conflicts = (
-        Conflict.objects.filter(project=project)
+    questions = []
+    for conflict in unresolved_conflicts([project.pk]):
+        question = as_question(conflict, project, audience, withheld)
+        if question is not None:
+            questions.append(question)
+    return questions
+
+
+def unresolved_conflicts(project_ids: Iterable[int]):
+    """The conflicts behind the open questions, with what `as_question` reads of them."""
+    return (
+        Conflict.objects.filter(project__in=project_ids)
         .unresolved()
         .prefetch_related("sides__evidence", "sides__candidate", "sides__claim")
         .order_by("detected_at", "id")
     )
-    questions = []
-    for conflict in conflicts:
-        sides, hidden, claim_ids, evidence_ids = [], 0, [], []
-        for side in conflict.sides.all():
-            episodes = list(side.evidence.all())
-            labels = Labels.strictest([side.candidate, side.claim, *episodes])
-            reason = withheld_reason(labels, audience)
-            if reason:
-                withheld[f"open-question-side:{reason}"] += 1
-                hidden += 1
-                continue
-            sides.append(" ".join(side.text.split()))
-            if side.claim_id:
-                claim_ids.append(side.claim_id)
-            evidence_ids += [e.pk for e in episodes]
-        if not sides:
-            withheld["open-question:all-sides-withheld"] += 1
+
+
+def as_question(
+    conflict: Conflict, project: Project, audience: str, withheld: Counter
+) -> Question | None:
+    """The open question `audience` may be told of `conflict`; None when every side is
+    withheld from it (counted in `withheld`, as each withheld side is)."""
+    sides, hidden, claim_ids, evidence_ids = [], 0, [], []
+    for side in conflict.sides.all():
+        episodes = list(side.evidence.all())
+        labels = Labels.strictest([side.candidate, side.claim, *episodes])
+        reason = withheld_reason(labels, audience)
+        if reason:
+            withheld[f"open-question-side:{reason}"] += 1
+            hidden += 1
             continue
-        questions.append(
-            Question(
-                conflict_id=conflict.pk,
-                subject=conflict.subject if not hidden else f"Conflict {conflict.pk}",
-                status=conflict.status,
-                sides=tuple(sides),
-                claim_ids=tuple(sorted(claim_ids)),
-                evidence_ids=tuple(sorted(evidence_ids)),
-                withheld_sides=hidden,
-                provenance=_link("reviews:conflicts", project.slug) + f"?conflict={conflict.pk}",
-            )
-        )
-    return questions
+        sides.append(" ".join(side.text.split()))
+        if side.claim_id:
+            claim_ids.append(side.claim_id)
+        evidence_ids += [e.pk for e in episodes]
+    if not sides:
+        withheld["open-question:all-sides-withheld"] += 1
+        return None
+    return Question(
+        conflict_id=conflict.pk,
+        subject=conflict.subject if not hidden else f"Conflict {conflict.pk}",
+        status=conflict.status,
+        sides=tuple(sides),
+        claim_ids=tuple(sorted(claim_ids)),
+        evidence_ids=tuple(sorted(evidence_ids)),
+        withheld_sides=hidden,
+        provenance=_link("reviews:conflicts", project.slug) + f"?conflict={conflict.pk}",
+    )
 
 
 def _context(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import uuid
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,22 +13,24 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from llmwiki.access import has_role, role_in
+from llmwiki.access import Do, has_role, may, role_in
 from llmwiki.errors import InputError, Refused
 from llmwiki.models import (
-    ROLE_RANK,
     SECURITY_RANK,
     AuditEvent,
+    Claim,
     Export,
+    PageRevision,
     Project,
-    Role,
     SecurityClass,
 )
-from reviews.exports import documents, pack
+from reviews.exports import documents, pack, selection
 from reviews.exports.selection import select_state
 
 GENERATOR = "llmwiki exports/1"
 KINDS = ("system-profile", "receiver-brief", "startup-packet", "handoff")
+# The kinds whose files speak of the open questions (list them, or count them).
+QUESTION_KINDS = frozenset({"receiver-brief", "startup-packet", "handoff"})
 # `bundle` is the name §12 also accepts: the starter bundle is the handoff bundle.
 ALIASES = {"bundle": "handoff"}
 
@@ -121,6 +124,8 @@ def export_render(*, project: Project, options: ExportOptions) -> Rendered:
         "withheld": dict(sorted(state.withheld.items())),
         **extra,
     }
+    if options.kind in QUESTION_KINDS:
+        manifest["open_questions"] = [q.conflict_id for q in state.questions]
     files, manifest = pack.with_manifest(files, manifest)
     rendered = Rendered(files, manifest, claim_ids, manifest["revisions"])
     if options.kind == "handoff":
@@ -138,7 +143,7 @@ def check_may_export(project: Project, actor: Any, audience: str) -> None:
     if isinstance(actor, str):
         return
     role = role_in(actor, project)
-    if role is None or ROLE_RANK[role] < ROLE_RANK[Role.REVIEWER]:
+    if not may(role, Do.EXPORT):
         raise Refused("exporting needs the reviewer role", 403)
     if audience == SecurityClass.RESTRICTED and not has_role(
         actor, project, project.restricted_clearance
@@ -256,7 +261,7 @@ def export_document(export: Export, *, stale: bool | None = None) -> dict:
         "withheld": manifest.get("withheld", {}),
         "generated_at": manifest.get("generated_at"),
         "verify": export_stored_status(export),
-        "stale": export.is_stale() if stale is None else stale,
+        "stale": export.pk in stale_export_ids([export.pk]) if stale is None else stale,
     }
 
 
@@ -274,15 +279,139 @@ def exports_quoting(project_id: int, episode_ids: list[int]) -> set[int]:
     }
 
 
+# --- Staleness: one rule for the Exports page, the API, the wizard, metrics and --verify ---
+
+
+@dataclass(frozen=True)
+class Basis:
+    """The reviewed state an export was built from, as its row and MANIFEST.json record it."""
+
+    project: Project
+    kind: str
+    audience: str
+    claims: frozenset[int]
+    revisions: frozenset[int]
+    open_questions: frozenset[int]
+
+    @classmethod
+    def of_manifest(cls, project: Project, manifest: dict) -> Basis:
+        return cls(
+            project,
+            manifest.get("kind", ""),
+            manifest.get("audience", ""),
+            frozenset(manifest.get("claims") or ()),
+            frozenset(manifest.get("revisions") or ()),
+            frozenset(manifest.get("open_questions") or ()),
+        )
+
+
+def stale_reasons(bases: dict[Any, Basis]) -> dict[Any, list[str]]:
+    """Why each export is stale, in words (an empty list: it is current).
+
+    Stale when a rebuild would read other reviewed state than the export did: a claim it
+    cites is no longer approved, a page revision it used is no longer its page's current
+    one, or (for the kinds that speak of them) the open questions a rebuild would list are
+    not the ones it listed. A constant number of queries, plus a few for each project
+    and audience whose open questions are compared.
+    """
+    project_ids = {b.project.pk for b in bases.values()}
+    approved = set(
+        Claim.objects.filter(project_id__in=project_ids, status=Claim.Status.APPROVED)
+        .values_list("pk", flat=True)
+        .order_by()
+    )
+    used = set().union(*(b.revisions for b in bases.values()))
+    revisions = {
+        r.pk: r
+        for r in PageRevision.objects.filter(pk__in=used).select_related("page__current_revision")
+    }
+    listed = _listed_questions(
+        {b.project.pk: b.project for b in bases.values()},
+        {
+            (b.project.pk, b.audience)
+            for b in bases.values()
+            if b.kind in QUESTION_KINDS and b.audience in SECURITY_RANK
+        },
+    )
+    out: dict[Any, list[str]] = {}
+    for key, basis in bases.items():
+        reasons = [f"claim {pk} is no longer approved" for pk in sorted(basis.claims - approved)]
+        for pk in sorted(basis.revisions):
+            was = revisions.get(pk)
+            if was is None:
+                reasons.append(f"page revision {pk} is gone")
+                continue
+            now = was.page.current_revision
+            if now != was:
+                reasons.append(
+                    f"{was.page.key} r{was.number} is no longer current"
+                    + (f" (now r{now.number})" if now else "")
+                )
+        now_listed = listed.get((basis.project.pk, basis.audience))
+        if basis.kind in QUESTION_KINDS and now_listed is not None:
+            if added := sorted(now_listed - basis.open_questions):
+                reasons.append(
+                    "open questions it does not list: " + ", ".join(f"#{pk}" for pk in added)
+                )
+            if dropped := sorted(basis.open_questions - now_listed):
+                reasons.append(
+                    "open questions no longer open: " + ", ".join(f"#{pk}" for pk in dropped)
+                )
+        out[key] = reasons
+    return out
+
+
+def _listed_questions(
+    projects: dict[int, Project], wanted: set[tuple[int, str]]
+) -> dict[tuple[int, str], set[int]]:
+    """The conflicts a rebuild would list as open questions, per (project, audience):
+    the exports' own rule (`selection.as_question`), in a constant number of queries."""
+    listed: dict[tuple[int, str], set[int]] = {key: set() for key in wanted}
+    if not wanted:
+        return listed
+    for conflict in selection.unresolved_conflicts({pk for pk, _ in wanted}):
+        project = projects[conflict.project_id]
+        for pk, audience in wanted:
+            if pk == project.pk and selection.as_question(conflict, project, audience, Counter()):
+                listed[pk, audience].add(conflict.pk)
+    return listed
+
+
 def stale_export_ids(export_ids: list[int]) -> set[int]:
-    """Which of these exports are stale (`ExportQuerySet.stale_ids`)."""
-    return Export.objects.filter(pk__in=export_ids).stale_ids()
+    """Which of these stored exports are stale (`stale_reasons`)."""
+    return _stale(list(Export.objects.filter(pk__in=export_ids).select_related("project")))
+
+
+def _stale(exports: list[Export]) -> set[int]:
+    """`stale_reasons` for loaded exports: what they used is read from their rows, the
+    open questions (which only the manifest lists) from their MANIFEST.json."""
+    used: dict[int, tuple[set[int], set[int]]] = {e.pk: (set(), set()) for e in exports}
+    claims = Export.claims.through.objects.filter(export__in=exports)
+    for export_id, claim_id in claims.values_list("export_id", "claim_id"):
+        used[export_id][0].add(claim_id)
+    revisions = Export.revisions.through.objects.filter(export__in=exports)
+    for export_id, revision_id in revisions.values_list("export_id", "pagerevision_id"):
+        used[export_id][1].add(revision_id)
+    bases = {
+        e.pk: Basis(
+            e.project,
+            e.kind,
+            e.audience,
+            frozenset(used[e.pk][0]),
+            frozenset(used[e.pk][1]),
+            frozenset(export_manifest(e).get("open_questions") or ())
+            if e.kind in QUESTION_KINDS
+            else frozenset(),
+        )
+        for e in exports
+    }
+    return {pk for pk, reasons in stale_reasons(bases).items() if reasons}
 
 
 def exports_for_list(project: Project) -> list[Export]:
     """The project's exports, newest first, each with `stale` and `status` set."""
-    exports = list(Export.objects.filter(project=project).select_related("generated_by"))
-    stale = stale_export_ids([e.pk for e in exports])
+    exports = list(Export.objects.filter(project=project).select_related("generated_by", "project"))
+    stale = _stale(exports)
     for export in exports:
         export.stale = export.pk in stale
         export.status = export_stored_status(export)

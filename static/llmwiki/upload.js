@@ -8,21 +8,32 @@
   const input = form.querySelector('input[type="file"]');
   const list = document.getElementById("upload-progress");
   const token = form.querySelector('input[name="csrfmiddlewaretoken"]').value;
+  // The characters the server's `filename` filter shows as code points (llmwiki.render's
+  // INVISIBLE_CHARS): a right-to-left override must not make "gnp.exe" read as "exe.png".
+  const INVISIBLE = /[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff\u{e0000}-\u{e007f}\u{e0100}-\u{e01ef}]/gu;
+
+  function shownName(name) {
+    return name.replace(INVISIBLE, function (c) {
+      return "\u27e8U+" + c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0") + "\u27e9";
+    });
+  }
 
   function progressRows(files) {
     list.replaceChildren();
     let end = 0;
     return files.map(function (file) {
       const li = document.createElement("li");
-      const name = document.createElement("span");
+      const name = document.createElement("bdi");
       const bar = document.createElement("progress");
       const label = document.createElement("span");
-      name.textContent = file.name + " ";
+      name.className = "filename";
+      name.textContent = shownName(file.name);
+      name.title = name.textContent; // a long name wraps; the title holds it whole
       bar.max = 100;
       bar.value = 0;
       label.className = "muted";
       label.textContent = "waiting";
-      li.append(name, bar, label);
+      li.append(name, " ", bar, label);
       list.append(li);
       const start = end;
       end += file.size;

@@ -63,3 +63,36 @@ def test_a_maintainer_browses_episodes_and_releases_quarantine(
     page.get_by_role("button", name="Release to dreaming").click()
     expect(page.get_by_text("Nothing in quarantine")).to_be_visible()
     assert not Episode.objects.filter(status="quarantined").exists()
+
+
+def test_long_and_right_to_left_file_names_neither_widen_nor_reorder_the_upload_page(
+    page, live_server, login, bob, project
+):
+    long_name = "quarterly-" + "x" * 286 + ".md"  # 300 characters, no break opportunity
+    spoofed = "invoice\u202egnp.exe.md"  # with the override obeyed it reads "…exe.png"
+    login(bob)
+    page.goto(f"{live_server.url}/p/{project.slug}/upload/")
+    page.set_input_files(
+        "#id_files",
+        files=[
+            {"name": long_name, "mimeType": "text/markdown", "buffer": NOTE},
+            {"name": spoofed, "mimeType": "text/markdown", "buffer": b"# Billing\n\nMonthly.\n"},
+        ],
+    )
+    page.get_by_role("button", name="Import").click()
+    results = page.locator("#upload-results")
+    expect(results.locator("tr[data-status='new']")).to_have_count(2)
+
+    # The progress list shows the override as a code point, not obeyed, and the full names.
+    progress = page.locator("#upload-progress bdi.filename")
+    expect(progress).to_have_count(2)
+    expect(progress.nth(0)).to_have_attribute("title", long_name)
+    expect(progress.nth(1)).to_have_text("invoice⟨U+202E⟩gnp.exe.md")
+    names = results.locator("bdi.filename")
+    assert all("\u202e" not in n for n in names.all_inner_texts())
+    assert any(len(t) >= 255 for t in names.evaluate_all("els => els.map(e => e.title)"))
+
+    viewport = page.viewport_size["width"]
+    widths = page.evaluate("[document.documentElement.scrollWidth, document.body.scrollWidth]")
+    assert max(widths) <= viewport, widths
+    assert page.console_errors == []

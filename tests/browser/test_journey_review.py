@@ -259,7 +259,15 @@ def test_a_maintainer_rolls_a_page_back_and_the_later_claim_disappears(
     expect(page.get_by_test_id("page-body")).to_contain_text(WORKER)
     page.get_by_role("link", name="History").click()
     expect(page.get_by_role("heading", name="History of System overview")).to_be_visible()
-    expect(page.get_by_role("button", name="Roll back to r2")).to_have_count(0)
+    expect(page.get_by_role("link", name="Roll back to r2")).to_have_count(0)
+    page.get_by_role("link", name="Roll back to r1").click()
+
+    # The link asks first: what changes, and why (required), before anything is published.
+    expect(page.get_by_role("heading", name="Roll System overview back to r1?")).to_be_visible()
+    expect(page.get_by_test_id("rollback-diff")).to_contain_text(WORKER)
+    overview.refresh_from_db()
+    assert overview.current_revision.number == 2
+    page.get_by_label("Why roll back?").fill("the worker pool is not decided yet")
     page.get_by_role("button", name="Roll back to r1").click()
 
     page.wait_for_url(f"{base(live_server, project)}/wiki/SYSTEM_OVERVIEW/")
@@ -278,6 +286,8 @@ def test_a_maintainer_rolls_a_page_back_and_the_later_claim_disappears(
     rollback = AuditEvent.objects.get(action="page.rollback", object_id=str(overview.pk))
     assert rollback.actor == "user:alice"
     assert rollback.after == {"revision": 3, "restored_from": 1}
+    assert rollback.note == "the worker pool is not decided yet"
+    assert overview.current_revision.reason == "rollback to r1: the worker pool is not decided yet"
 
     # The removed claim says what happened to it, not "Superseded" with no successor.
     page.goto(f"{base(live_server, project)}/claims/{second.pk}/")

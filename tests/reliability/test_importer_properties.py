@@ -12,18 +12,24 @@ import json
 import warnings
 import zipfile
 
+import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import transaction
 from django.urls import reverse
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from llmwiki.errors import InputError
+from llmwiki.importers import TextFile, parse
+from llmwiki.importers.safejson import MAX_JSON_DEPTH
 from llmwiki.models import Episode, Source
 from tests.reliability.digest import STORED, django_digest
 
 NAMES = st.sampled_from(
     [
         "notes.md",
+        "MANIFEST.json",
+        "SYSTEM_OVERVIEW.md",
         "memory/2026-11-02.md",
         "chat.jsonl",
         "chat.json",
@@ -58,9 +64,35 @@ TEXTISH = st.one_of(
         max_size=8,
     ).map(lambda rows: "\n".join(json.dumps(r) for r in rows).encode()),
 )
+
+
+def _nest(depth: int, brackets: str, wrap: str) -> str:
+    opener, closer = ('{"a": ', "}") if brackets == "{}" else ("[", "]")
+    inner = opener * depth + "1" + closer * depth
+    return wrap.replace("X", inner)
+
+
+# JSON nested from shallow to far past the stack, bare or where each parser looks: a turn's
+# content, a conversation's messages, the second line of JSONL, a manifest's file list.
+NESTED = st.builds(
+    _nest,
+    st.one_of(st.integers(1, 120), st.integers(120, 5000)),
+    st.sampled_from(["[]", "{}"]),
+    st.sampled_from(
+        [
+            "X",
+            '{"messages": X}',
+            '{"role": "user", "content": X}',
+            '{"role": "user", "content": "hi there"}\n{"role": "user", "content": X}',
+            '{"files": X}',
+            "# Notes\n\n- X\n",
+        ]
+    ),
+).map(str.encode)
 CONTENT = st.one_of(
     TEXTISH,
-    st.lists(st.tuples(st.text(max_size=40), TEXTISH), max_size=4).map(zipped),
+    NESTED,
+    st.lists(st.tuples(st.text(max_size=40), st.one_of(TEXTISH, NESTED)), max_size=4).map(zipped),
 )
 FILES = st.lists(st.tuples(NAMES, CONTENT), min_size=1, max_size=4)
 
@@ -102,3 +134,31 @@ def test_arbitrary_bytes_never_500_and_never_half_import(client, alice, project,
             if all(r.status == "rejected" for r in report.sources):
                 assert django_digest(STORED) == stored
         transaction.set_rollback(True)
+
+
+@pytest.mark.parametrize(
+    ("importer", "name"),
+    [
+        ("transcript", "chat.json"),
+        ("transcript", "chat.jsonl"),
+        ("bundle", "MANIFEST.json"),
+        ("note", "notes.md"),
+        ("daily_log", "memory/2026-11-02.md"),
+        ("vault", "vault/wiki/page.md"),
+    ],
+)
+@settings(max_examples=40, deadline=None)
+@given(data=NESTED)
+@example(data=b'{"messages": ' + b"[" * 5000 + b"]" * 5000 + b"}")
+@example(data=b'{"files": ' + b'{"a": ' * 3000 + b"1" + b"}" * 3000 + b"}")
+def test_every_parser_reads_or_refuses_nested_json_by_name(importer, name, data):
+    files = [TextFile(name, data.decode())]
+    if importer == "bundle":
+        files.append(TextFile("SYSTEM_OVERVIEW.md", "# Overview\n\nThe queue drains nightly."))
+    try:
+        parse(importer, files)
+    except InputError as exc:
+        # The file is named; "nested" only when it is, past the one limit.
+        assert exc.name == name, exc
+        if "nested deeper" in exc.reason:
+            assert data.count(b"[") + data.count(b"{") > MAX_JSON_DEPTH

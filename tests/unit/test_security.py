@@ -360,12 +360,15 @@ PII_CASES = [
     ("pii:phone", "Tel: 030 12345678"),
     ("pii:phone", "bel 06 12 34 56 78 morgen"),
     ("pii:phone", "phone 0049 30 1234567"),
+    ("pii:phone", "appelez le +33 6 39 98 71 05"),
     ("pii:card", "card 4111 1111 1111 1111 exp 12/27"),
     ("pii:card", "card 5500-0000-0000-0004"),
     ("pii:card", "amex 378282246310005"),
     ("pii:iban", "IBAN DE89 3704 0044 0532 0130 00 please"),
     ("pii:iban", "iban: GB82WEST12345698765432"),
     ("pii:iban", "NL91ABNA0417164300 is the account"),
+    ("pii:iban", "IBAN NO93 8601 1117 947, the shortest"),
+    ("pii:iban", "IBAN DE89 3704 0044 0532 0130 00 AB12 follows"),
 ]
 
 
@@ -392,6 +395,9 @@ NOT_PII = [
     "IBAN DE89 3704 0044 0532 0130 01 has a bad check digit",
     "XX89 3704 0044 0532 0130 00 unknown country",
     "GB82 WEST 1234 5698 7654 33 bad check digit",
+    "IBAN DE86ABCD00440532013000 passes mod 97, but a German IBAN has no letters",
+    "call +1 415 555 01, a digit short for North America",
+    "dial +99 123 456 789, a country code nobody has",
     "ssh git@github.com:org/repo.git",
     "retina icon@2x.png",
     "npm i pkg@1.2.3",
@@ -426,6 +432,7 @@ def test_luhn(digits, ok):
         ("DE89 3704 0044 0532 0130 01", False),
         ("DE89 3704 0044 0532 0130", False),
         ("ZZ89 3704 0044 0532 0130 00", False),
+        ("DE86 ABCD 0044 0532 0130 00", False),
     ],
 )
 def test_iban_check(iban, ok):

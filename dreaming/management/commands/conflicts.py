@@ -12,7 +12,9 @@ class Command(ProjectCommand):
 
     def handle(self, *args, project, json, **options):
         target = self.get_project(project)
-        qs = Conflict.objects.filter(project=target).prefetch_related("sides__evidence__source")
+        qs = Conflict.objects.filter(project=target).prefetch_related(
+            "sides__evidence__source", "sides__claim__evidence__source"
+        )
         documents = [conflict_document(c) for c in qs]
         if json:
             self.emit(documents)

@@ -2,8 +2,8 @@
 manage.py export --project SLUG --verify DIR [--json]
 
 Writes one export (stored under the data directory and recorded, then copied to DIR), or
-checks a folder of export files against its MANIFEST.json and against what the project's
-current state would give now.
+checks a folder of export files against its MANIFEST.json, and says why it is stale against
+the project's current state (the rule the Exports page marks stale by).
 """
 
 from __future__ import annotations
@@ -17,11 +17,10 @@ from reviews.exports import (
     ExportOptions,
     export_create,
     export_document,
-    export_render,
     export_verify,
 )
 from reviews.exports.pack import MANIFEST
-from reviews.exports.service import ALIASES, KINDS
+from reviews.exports.service import ALIASES, KINDS, Basis, stale_reasons
 
 
 class Command(ProjectCommand):
@@ -90,33 +89,15 @@ class Command(ProjectCommand):
         manifest = result.manifest
         stale: list[str] = []
         if manifest.get("project") == project.slug and manifest.get("kind"):
-            # What the current state gives now: a file that differs has gone stale.
-            try:
-                options = ExportOptions(
-                    kind=manifest["kind"],
-                    audience=manifest.get("audience", ""),
-                    budget=(manifest.get("left_out") or {}).get("budget", 12_000),
-                    episode_ids=tuple(manifest.get("episodes") or ()),
-                )
-                now = export_render(project=project, options=options).files
-                stale = sorted(
-                    name
-                    for name in {e["name"] for e in manifest["files"]} | {MANIFEST}
-                    if now.get(name) != _read(folder / name)
-                )
-            except InputError:
-                stale = ["(cannot be rebuilt from the current state)"]
+            # The Exports page's rule, read from what the manifest says the export used.
+            stale = stale_reasons({folder: Basis.of_manifest(project, manifest)})[folder]
         document = {**result.as_dict(), "stale": stale}
         if json:
             self.emit(document)
         elif result.ok:
             self.stdout.write(
                 f"{folder}: every file matches {MANIFEST}"
-                + (f"; stale against the current state: {', '.join(stale)}" if stale else "")
+                + (f"; stale against the current state: {'; '.join(stale)}" if stale else "")
             )
         if not result.ok:
             raise self.fail(f"verify failed: {result.summary()}")
-
-
-def _read(path: Path) -> bytes | None:
-    return path.read_bytes() if path.is_file() else None
