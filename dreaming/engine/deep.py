@@ -21,8 +21,15 @@ from .route import Route, route, section_name
 from .score import EvidenceView, recall_for, signals, weighted
 from .similar import terms_of
 from .types import TERMINAL_LIFECYCLES, CandidateDraft, Evidence
-from .wording import dated, display_text, not_a_claim, standalone, trim_snippet
-from .worth import features, shipped
+from .wording import (
+    dated,
+    display_text,
+    not_a_claim,
+    opens_pointing_back,
+    standalone,
+    trim_snippet,
+)
+from .worth import restatement, shipped, unit_features
 
 _MAX_CONTRADICT_IDS = 50
 # Two sentences longer than this together are no longer one claim read at a glance.
@@ -189,11 +196,25 @@ def _score(
         if c.kind == "fact" and not_a_claim(choice.text):
             reasons[ci] = "junk:not_a_claim"
             continue
-        u = choice.unit
-        worth = model.prob(features(U.text[u], U.feat[u], U.place[u], U.weight[u], U.trust[u]))
+        # A fact is as claim-like as its best wording: five people saying it five ways,
+        # one of them as a clean statement, have stated a claim.
+        restated = restatement(U, eps, c, choice.unit)
+        worth = model.prob(unit_features(U, choice.unit, restated))
+        if worth < model.threshold and got is None and len(text_units) > 1:
+            # choose() favours the wording covering most of the fact's terms; when that
+            # one does not read as a claim but another wording does, the fact is a claim
+            # and the reviewer is shown the wording they could approve.
+            worth, choice = _best_worded(U, text_units, restated, worth, choice, policy)
         # A contested fact, a procedure and a theme are records in their own right.
         if c.kind == "fact" and not contest.kind and worth < model.threshold:
             reasons[ci] = "not_claim_worthy"
+            continue
+        # choose() prefers a wording that reads on its own: if the best one still opens on
+        # a word pointing at what came before ("It means a lot."), every wording does, and
+        # however often it is restated (which the model counts for it) a reviewer could not
+        # approve it as it stands.
+        if c.kind == "fact" and not contest.kind and opens_pointing_back(choice.text):
+            reasons[ci] = "junk:points_back"
             continue
         score, raw, stats = _evaluate(inp, light, support, choice.unit)
         # Said once, a statement scores low on frequency and days; written once in a
@@ -235,6 +256,26 @@ def _score(
             )
         )
     return passing, {cid: sorted(v) for cid, v in sorted(reinforced.items())}
+
+
+def _best_worded(
+    U: Units,
+    units: list[int],
+    restated: tuple[int, int],
+    worth: float,
+    choice: Choice,
+    policy: Policy,
+) -> tuple[float, Choice]:
+    """The fact's most claim-like clean wording and its worth, if it beats ``choice``."""
+    model = shipped()
+    for u in units:
+        if U.junk[u] or REDACTION_MARK in U.text[u] or u == choice.unit:
+            continue
+        p = model.prob(unit_features(U, u, restated))
+        if p > worth:
+            worth = p
+            choice = Choice(u, trim_snippet(display_text(U.text[u]), policy.snippet_max_chars))
+    return worth, choice
 
 
 def _block_text(U: Units, policy: Policy, c: Fact, support: set[int]) -> Choice | None:

@@ -24,7 +24,7 @@ from .procedure import MIN_STEPS, Instance, chain_labelled, step_label
 from .text import _EMPTY, Features, analyse, intern_set
 from .types import Ep
 from .wording import junk_reason
-from .worth import place_code
+from .worth import place_code, plan_sections
 
 _MAX_SENTENCES_PER_EPISODE = 40  # a pasted page must not dominate a sweep's cost
 
@@ -156,6 +156,7 @@ def _normalise(inp: Inputs, counts: Counter[str]) -> _Read:
         kind = eps[g[0]].kind
         parts = blocks(eps[g[0]].content)
         prose = sum(1 for b in parts if not b.heading and not b.code)
+        plans = plan_sections(parts)
         above: str | None = None  # the nearest heading above
         seen_prose = False
         for bno, (text, heading, box, code, number, item) in enumerate(parts):
@@ -177,6 +178,7 @@ def _normalise(inp: Inputs, counts: Counter[str]) -> _Read:
                     first_sentence=k == 0,
                     first_block=not seen_prose,
                     one_block=prose == 1,
+                    plan=plans[bno],
                 )
                 rows.append((s, si, box, heading, code, bno, at))
                 box = None  # a checkbox marks its item's first sentence, not the rest

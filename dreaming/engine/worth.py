@@ -27,11 +27,14 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterable, Sequence
 from functools import cache
 from pathlib import Path
 
-from .text import DECIDE_CUE, LIFE_CUE, Features
-from .types import KINDS
+from .blocks import Block
+from .facts import Fact, Units
+from .text import DECIDE_CUE, LIFE_CUE, Features, word_list
+from .types import KINDS, Ep
 from .wording import asks_the_listener, dated, not_a_claim, opens_pointing_back, standalone
 
 WEIGHTS_PATH = Path(__file__).with_name("worth_weights.json")
@@ -47,7 +50,8 @@ HEADING_ASKS = 64  # the nearest heading above is a question
 FIRST_SENTENCE = 128  # the first sentence of its block
 FIRST_BLOCK = 256  # in the first block of its text
 ONE_BLOCK = 512  # its text is that one block (a chat turn, a one-line event)
-_KIND_SHIFT = 10  # bits 10.. hold the episode kind's index in KINDS
+PLAN_SECTION = 1024  # most items under its heading are to-dos (see ``plan_sections``)
+_KIND_SHIFT = 11  # bits 11.. hold the episode kind's index in KINDS
 
 
 def place_code(
@@ -60,6 +64,7 @@ def place_code(
     first_sentence: bool,
     first_block: bool,
     one_block: bool,
+    plan: bool = False,
 ) -> int:
     """Pack a sentence's place into the int ``Units.place`` keeps for it."""
     code = KINDS.index(kind) << _KIND_SHIFT if kind in KINDS else 0
@@ -83,7 +88,75 @@ def place_code(
         code |= FIRST_BLOCK
     if one_block:
         code |= ONE_BLOCK
+    if plan:
+        code |= PLAN_SECTION
     return code
+
+
+# Closed-class words: what an imperative does not open with, and what tells a subject
+# ("The job runs …", "It is …") from an order ("Run the job …").
+_CLOSED = frozenset(
+    word_list(
+        """a an the this that these those it its they them their we our us i my me you your he
+    him his she her there here all each every some any no not none both either neither one
+    two first next last other another such same in on at to for from with by of as if when
+    while after before until since during via into onto over under about and or but so
+    because though although unless whether then than also only just still even now already
+    yet again is are was were be been being am has have had do does did will would can could
+    should may might must shall what which who whom whose where why how yes ok okay please
+    thanks"""
+    )
+)
+_AUX = frozenset(
+    word_list("is are was were has have had will would can could should may might must does did")
+)
+_FUTURE = frozenset(("will", "should", "might", "could", "may", "todo", "tbd", "later"))
+_TOKENS_RE = re.compile(r"[A-Za-z][\w'’-]*|\S")
+
+
+def imperative(text: str) -> bool:
+    """True when a sentence reads as an order: it opens on a bare verb-like word ("Add …",
+    "Verify …"), capitalised, not a closed-class word or an inflected one, not a field label
+    ("Source: …"), and the next word is not the verb of a subject ("Redis runs …")."""
+    toks = _TOKENS_RE.findall(text[:80].lstrip("*_ "))
+    if len(toks) < 3:
+        return False
+    w0, w1 = toks[0], toks[1]
+    if not (w0.isalpha() and w0[0].isupper() and w0[1:].islower()):
+        return False
+    low = w0.lower()
+    if low in _CLOSED or low.endswith(("ing", "ed", "ly")) or (low[-1] == "s" and low[-2:] != "ss"):
+        return False
+    if w1 in (":", "'", "’"):
+        return False
+    low1 = w1.lower()
+    if low1 in _AUX:
+        return False
+    inflected = low1.endswith("ed") or (low1[-1] == "s" and low1[-2:] != "ss")
+    return not (w1.isalpha() and inflected and low1 not in _CLOSED)
+
+
+def plan_sections(parts: Sequence[Block]) -> list[bool]:
+    """Per block of a text: whether it stands under a heading whose
+    items are mostly to-dos — open checkboxes, orders or future tense. A "next steps" list is
+    found by its shape, whatever its heading says."""
+    out = [False] * len(parts)
+    start, todo, items = 0, 0, 0
+
+    def close(end: int) -> None:
+        if items >= 2 and 2 * todo > items:
+            out[start:end] = [True] * (end - start)
+
+    for i, (text, heading, box, code, *_) in enumerate(parts):
+        if heading:
+            close(i)
+            start, todo, items = i + 1, 0, 0
+        elif not code:
+            items += 1
+            words = set(text[:120].lower().split())
+            todo += box == " " or imperative(text) or bool(words & _FUTURE)
+    close(len(parts))
+    return out
 
 
 _WORD_RE = re.compile(r"[\w'’-]+")
@@ -94,6 +167,7 @@ _OBLIGATION = frozenset(
     ("must", "should", "never", "always", "only", "required", "need", "needs", "cannot")
 )
 _COPULA = frozenset(("is", "are", "was", "were", "be", "means", "isn't", "aren't"))
+_DATED_KINDS = frozenset(("log_entry", "chat_turn", "event", "tool_call"))
 _SPEAKER_RE = re.compile(r"^[A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*)?:\s")
 _PLAIN = frozenset(" .,;:!?'’\"()-")
 
@@ -143,11 +217,49 @@ FEATURES = (
     *(f"kind_{k}" for k in KINDS),
     "trust",
     "restated",
+    "imperative",
+    "imperative_dated",
+    "plan_section",
+    "plan_dated",
+    "fact_days",
+    "wordings",
 )
 
 
-def features(text: str, f: Features, place: int, weight: int, trust: float) -> list[float]:
-    """The feature vector of one sentence in its place, in the order of ``FEATURES``."""
+def spread(eps: Sequence[Ep], idx: Iterable[int]) -> int:
+    """On how many days a fact is said: distinct dates of its dated episodes, and each
+    undated source once (a reference note is not restated by being read again)."""
+    return len(
+        {e.occurred_at.date() if e.dated else -e.source_id for e in map(eps.__getitem__, idx)}
+    )
+
+
+def restatement(U: Units, eps: Sequence[Ep], fact: Fact | None, u: int) -> tuple[int, int]:
+    """How a fact is restated: the ``spread`` of everything that says it, and in how many
+    wordings (unit ``u`` alone when it belongs to no fact)."""
+    if fact is None:
+        return spread(eps, U.eps[u]), 1
+    idx = fact.episodes if fact.episodes is not None else {i for w in fact.units for i in U.eps[w]}
+    return spread(eps, idx), sum(1 for w in fact.units if U.eps[w])
+
+
+def unit_features(U: Units, u: int, restated: tuple[int, int]) -> list[float]:
+    """``features`` of unit ``u`` of a sweep, as training and Deep both compute them."""
+    days, wordings = restated
+    return features(U.text[u], U.feat[u], U.place[u], U.weight[u], U.trust[u], days, wordings)
+
+
+def features(
+    text: str,
+    f: Features,
+    place: int,
+    weight: int,
+    trust: float,
+    days: int = 1,
+    wordings: int = 1,
+) -> list[float]:
+    """The feature vector of one sentence in its place, in the order of ``FEATURES``;
+    ``days`` and ``wordings`` say how the fact it states is restated (``restatement``)."""
     stripped = text.strip()
     words = [w.lower().replace("’", "'") for w in _WORD_RE.findall(stripped)]
     wordset = set(words)
@@ -155,6 +267,10 @@ def features(text: str, f: Features, place: int, weight: int, trust: float) -> l
     chars = max(len(stripped), 1)
     markup = sum(1 for c in stripped if not c.isalnum() and c not in _PLAIN)
     kind = place >> _KIND_SHIFT
+    order = imperative(stripped)
+    plan = bool(place & PLAN_SECTION)
+    # A log is dated: an order or a to-do list there is the day's plan, in a note a rule.
+    logged = KINDS[kind] in _DATED_KINDS if kind < len(KINDS) else False
     return [
         min(math.log1p(f.words) / math.log(50.0), 1.0),
         float(f.words < 6),
@@ -201,6 +317,12 @@ def features(text: str, f: Features, place: int, weight: int, trust: float) -> l
         *(float(kind == i) for i in range(len(KINDS))),
         trust,
         min(math.log1p(weight) / math.log(10.0), 1.0),
+        float(order),
+        float(order and logged),
+        float(plan),
+        float(plan and logged),
+        min(math.log1p(days - 1) / math.log(10.0), 1.0),
+        min(math.log(max(wordings, 1)) / math.log(5.0), 1.0),
     ]
 
 

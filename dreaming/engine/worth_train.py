@@ -44,7 +44,7 @@ from . import light
 from .facts import Clock, Inputs
 from .policy import SOURCE_TRUST, Policy
 from .types import Ep
-from .worth import FEATURES, WEIGHTS_PATH, features
+from .worth import FEATURES, WEIGHTS_PATH, restatement, unit_features
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared" / "eval"
@@ -137,7 +137,8 @@ def examples(name: str, root: Path, key_path: Path) -> Data:
     good = {(f, n) for f, ranges in labelled for a, b in ranges for n in range(a, b + 1)}
     eps, path_of = episodes(root)
     inp = Inputs.of(eps, (), {}, Policy(), None)
-    U = light.run(inp, Clock()).units
+    lit = light.run(inp, Clock())
+    U = lit.units
     lines: dict[str, list[tuple[int, str]]] = {}
     xs, ys, texts = [], [], []
     for u in range(len(U)):
@@ -155,7 +156,9 @@ def examples(name: str, root: Path, key_path: Path) -> Data:
             hits.extend((path, n) for n, w in got if probe in w)
         if not hits:
             continue
-        xs.append(features(U.text[u], U.feat[u], U.place[u], U.weight[u], U.trust[u]))
+        ci = lit.unit_fact[u]
+        fact = lit.facts[ci] if ci >= 0 else None
+        xs.append(unit_features(U, u, restatement(U, inp.eps, fact, u)))
         ys.append(float(any(h in good for h in hits)))
         texts.append(U.text[u])
     return Data(name, np.asarray(xs, dtype=float), np.asarray(ys, dtype=float), texts)
@@ -201,6 +204,15 @@ def _pr(p: np.ndarray, y: np.ndarray, t: float) -> tuple[float, float]:
     return precision, recall
 
 
+def _auc(p: np.ndarray, y: np.ndarray) -> float:
+    """The chance a claim unit scores above a non-claim one (ties count half)."""
+    pos, neg = p[y == 1], p[y == 0]
+    if not len(pos) or not len(neg):
+        return 1.0
+    above = (pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum()
+    return float(above / (len(pos) * len(neg)))
+
+
 def _f1(p: np.ndarray, y: np.ndarray, t: float) -> float:
     precision, recall = _pr(p, y, t)
     return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
@@ -225,8 +237,8 @@ def main(argv: list[str] | None = None) -> int:
         held.append((predict(w, b, d.x), d.y))
     threshold = _threshold(held)
     weights, bias = fit(sets)
-    head = ("corpus", "units", "claims", "LOCO P", "LOCO R", "in P", "in R")
-    print("{:<10} {:>6} {:>6}  {:>7} {:>7}  {:>6} {:>6}".format(*head))
+    head = ("corpus", "units", "claims", "LOCO P", "LOCO R", "AUC", "in P", "in R")
+    print("{:<10} {:>6} {:>6}  {:>7} {:>7} {:>6}  {:>6} {:>6}".format(*head))
     rows = []
     for d, (p, y) in zip(sets, held, strict=True):
         lp, lr = _pr(p, y, threshold)
@@ -234,7 +246,8 @@ def main(argv: list[str] | None = None) -> int:
         base = float(d.y.mean())
         rows.append((d.name, len(d.y), int(d.y.sum()), base, lp, lr, ip, ir))
         print(
-            f"{d.name:<10} {len(d.y):>6} {int(d.y.sum()):>6}  {lp:>7.3f} {lr:>7.3f}  "
+            f"{d.name:<10} {len(d.y):>6} {int(d.y.sum()):>6}  {lp:>7.3f} {lr:>7.3f} "
+            f"{_auc(p, y):>6.3f}  "
             f"{ip:>6.3f} {ir:>6.3f}   (share of claims {base:.3f})"
         )
     print(f"threshold {threshold:.2f} (maximises the worst held-out F1)")

@@ -742,7 +742,7 @@ def test_a_remark_pointing_back_in_every_wording_is_no_candidate_however_often_s
     result = run_sweep(said, now=NOW)
 
     assert result.candidates == []
-    assert "not_claim_worthy" in {s.reason for s in result.stays_episodic}
+    assert "junk:points_back" in {s.reason for s in result.stays_episodic}
 
 
 def test_of_a_facts_wordings_one_that_reads_on_its_own_is_proposed():

@@ -75,9 +75,10 @@ def test_repeated_chat_fragments_are_gated_and_note_statements_proposed():
     assert "not worded as a claim" in result.diary
 
 
-def test_within_the_cap_a_clean_statement_leads_a_better_supported_weaker_one():
+def test_within_the_cap_a_clean_statement_leads_better_supported_log_narration():
     # Said on three days, "Paired with …" scores higher on support than the statement
-    # written once; the cap of one must still propose the statement.
+    # written once; the cap of one must still propose the statement, and the narration
+    # is gated as not worded as a claim (or at most deferred behind it).
     eps = [ep(1, 0, "Never run migrations from both hosts at the same time.")]
     eps += [
         ep(10 + d, d, "Paired with Bo on the invoice export job, mostly reading logs.", "log_entry")
@@ -85,6 +86,19 @@ def test_within_the_cap_a_clean_statement_leads_a_better_supported_weaker_one():
     ]
     result = run_sweep(eps, policy=Policy(max_proposals=1))
 
-    by_status = {c.status: c for c in result.candidates}
-    assert by_status["proposed"].text.startswith("Never run migrations")
-    assert by_status["deferred"].score > by_status["proposed"].score
+    proposed = [c.text for c in result.candidates if c.status == "proposed"]
+    assert proposed == ["Never run migrations from both hosts at the same time."]
+
+
+def test_a_fact_is_proposed_in_its_most_claim_like_wording():
+    # The wording covering most of the fact's terms opens on a reminder; another wording
+    # of the same fact reads as a plain statement, and that one is what a reviewer sees.
+    eps = [
+        ep(1, 0, "- Reminder: billing-db-3 holds invoices in its ledger schema.", "log_entry", 0.6),
+        ep(2, 1, "- The invoices live in the ledger schema (billing-db-3).", "log_entry", 0.6),
+    ]
+    result = run_sweep(eps)
+
+    (candidate,) = result.candidates
+    assert candidate.text == "The invoices live in the ledger schema (billing-db-3)."
+    assert candidate.signals["worth"] >= shipped().threshold
