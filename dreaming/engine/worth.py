@@ -223,6 +223,7 @@ FEATURES = (
     "plan_dated",
     "fact_days",
     "wordings",
+    "future",
 )
 
 
@@ -323,6 +324,7 @@ def features(
         float(plan and logged),
         min(math.log1p(days - 1) / math.log(10.0), 1.0),
         min(math.log(max(wordings, 1)) / math.log(5.0), 1.0),
+        float(bool(_FUTURE & wordset)),
     ]
 
 
