@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 from .consolidate import REDACTION_MARK, Choice, choose, text_key
 from .facts import Clock, Fact, Inputs, Units, label
+from .learn import NONE, Adjustment, Reviewers
 from .light import LightResult
 from .policy import Policy
 from .rem import Contest, RemResult
@@ -48,12 +49,17 @@ class DeepResult:
 
 
 def run(
-    inp: Inputs, light: LightResult, rem: RemResult, live: set[int] | None, clock: Clock
+    inp: Inputs,
+    light: LightResult,
+    rem: RemResult,
+    live: set[int] | None,
+    clock: Clock,
+    reviewers: Reviewers | None = None,
 ) -> DeepResult:
     counts: Counter[str] = Counter()
     reasons: dict[int, str] = {}
     with clock("deep.score"):
-        passing, reinforced = _score(inp, light, rem, live, counts, reasons)
+        passing, reinforced = _score(inp, light, rem, live, counts, reasons, reviewers)
     with clock("deep.cap"):
         candidates = _cap(inp, light, rem, passing, counts, reasons)
     return DeepResult(candidates, reinforced, reasons, counts)
@@ -73,7 +79,9 @@ class _Passing:
     stats: dict[str, float]
     flags: tuple[str, ...]
     key: str
-    worth: float  # P(claim line) of the chosen sentence, by the claim-worthiness model
+    worth: float  # P(claim line) of the chosen sentence, as the project's reviewers moved it
+    shipped_worth: float  # ... by the shipped model alone
+    moved: Adjustment  # how and by whom the reviewers moved it
 
     @property
     def rank(self) -> float:
@@ -94,6 +102,7 @@ def _score(
     live: set[int] | None,
     counts: Counter[str],
     reasons: dict[int, str],
+    reviewers: Reviewers | None = None,
 ) -> tuple[list[_Passing], dict[int, list[int]]]:
     """Gate, rehydrate and score every fact; reinforce approved claims seen again."""
     U, eps, policy = light.units, inp.eps, inp.policy
@@ -205,6 +214,9 @@ def _score(
             # one does not read as a claim but another wording does, the fact is a claim
             # and the reviewer is shown the wording they could approve.
             worth, choice = _best_worded(U, text_units, restated, worth, choice, policy)
+        # The project's reviewers have the last word on what reads as a claim here.
+        moved = reviewers.adjust(choice.text) if reviewers else NONE
+        shipped_worth, worth = worth, moved.apply(worth) if moved.logit else worth
         # A contested fact, a procedure and a theme are records in their own right.
         if c.kind == "fact" and not contest.kind and worth < model.threshold:
             reasons[ci] = "not_claim_worthy"
@@ -253,6 +265,8 @@ def _score(
                 flags,
                 text_key(choice.text),
                 round(worth, 4),
+                round(shipped_worth, 4),
+                moved,
             )
         )
     return passing, {cid: sorted(v) for cid, v in sorted(reinforced.items())}
@@ -479,6 +493,9 @@ def _draft(inp: Inputs, light: LightResult, rem: RemResult, p: _Passing) -> Cand
     _, breakdown = weighted(p.raw, policy)
     breakdown.update(p.stats)
     breakdown["worth"] = p.worth
+    if p.moved.logit:
+        breakdown["worth.model"] = p.shipped_worth
+        breakdown["worth.reviewers"] = p.moved.logit
     f = U.feat[p.choice.unit]
     subject_terms = sorted(light.core(p.ci) | f.values)
     evidence = [Evidence(eps[i].id, "support") for i in support]
@@ -500,6 +517,8 @@ def _draft(inp: Inputs, light: LightResult, rem: RemResult, p: _Passing) -> Cand
         status=status,
         blocked_reason=blocked,
         conflict_keys=tuple(sorted({rem.conflicts[k].dedupe_key for k in contest.conflicts})),
+        similar_approved=p.moved.approved,
+        similar_rejected=p.moved.rejected,
     )
 
 
