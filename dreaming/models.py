@@ -270,6 +270,21 @@ class Candidate(models.Model):
         )
 
     @property
+    def moved_by_reviewers(self) -> str | None:
+        """Why the project's reviewers moved this candidate in the queue, in words."""
+        got = self.signals
+        shift = got.get("worth.reviewers")
+        if not shift:
+            return None
+        side, ids = ("down", "rejected") if shift < 0 else ("up", "approved")
+        similar = got.get(f"reviewers.{ids}") or []
+        named = ", ".join(f"#{i}" for i in similar) or "none by name"
+        return (
+            f"ranked {side}: reviewers {ids} similar candidates {named} "
+            f"(claim-worthiness {got.get('worth.model', 0):.2f} → {got.get('worth', 0):.2f})"
+        )
+
+    @property
     def signal_counts(self) -> dict[str, float]:
         """The evidence counts the sweep kept beside the signals (evidence, days, contexts)."""
         return {

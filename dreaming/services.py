@@ -21,9 +21,10 @@ from django.db.models.functions import Length
 from django.utils import timezone
 
 from dreaming.engine import pipeline, select
+from dreaming.engine.learn import Decided
 from dreaming.engine.policy import Policy, PolicyError
 from dreaming.engine.restate import restating
-from dreaming.engine.types import ApprovedClaim, Ep, RecallStats, SweepResult
+from dreaming.engine.types import ApprovedClaim, CandidateDraft, Ep, RecallStats, SweepResult
 from dreaming.engine.types import ConflictSide as DraftSide
 from dreaming.models import (
     Candidate,
@@ -44,6 +45,7 @@ from llmwiki.models import (
     RecallTrace,
     SecurityClass,
 )
+from reviews.models import Review
 
 log = logging.getLogger(__name__)
 
@@ -241,6 +243,7 @@ def _compute(run: DreamRun) -> _Computed:
         policy=policy,
         now=timezone.now(),
         live_episode_ids=set(episodes),
+        decided=_decided(project),
     )
     return _Computed(
         result=result,
@@ -397,6 +400,29 @@ def _restating_open(project: Project, drafts: list) -> dict[str, int]:
     return {plain[d].dedupe_key: waiting[o][0] for d, o in found.items()}
 
 
+_DECIDED_LIMIT = 500  # the newest decisions are the project's taste; older ones add little
+
+
+def _decided(project: Project) -> list[Decided]:
+    """The project's reviewed candidates as labels for the queue (engine ``learn``): each
+    candidate's latest approval or rejection, with the wording the reviewer saw and the
+    claim-worthiness the shipped model gave it."""
+    decisions = (Review.Action.APPROVE, Review.Action.APPROVE_EDIT, Review.Action.REJECT)
+    rows = (
+        Review.objects.filter(candidate__project=project, action__in=decisions)
+        .order_by("-at", "-id")
+        .values_list("candidate_id", "action", "before_text", "candidate__signals")
+    )
+    out: dict[int, Decided] = {}
+    for cid, action, text, signals in rows.iterator():
+        if cid not in out:
+            worth = (signals or {}).get("worth.model", (signals or {}).get("worth", 0.5))
+            out[cid] = Decided(cid, text, action != Review.Action.REJECT, float(worth))
+            if len(out) == _DECIDED_LIMIT:
+                break
+    return list(out.values())
+
+
 def _folds(project: Project, drafts: list) -> tuple[dict[str, int], dict[str, int]]:
     """Drafts that only add evidence to a candidate already there, by dedupe key → its id:
     one with the same key, and (second) one awaiting review that the draft restates.
@@ -409,6 +435,17 @@ def _folds(project: Project, drafts: list) -> tuple[dict[str, int], dict[str, in
         ).values_list("dedupe_key", "id")
     )
     return existing, _restating_open(project, [c for c in drafts if c.dedupe_key not in existing])
+
+
+def _with_reviewers(c: CandidateDraft) -> dict[str, Any]:
+    """The draft's signals, with the decided candidates that moved it, for its panel."""
+    if not (c.similar_approved or c.similar_rejected):
+        return c.signals
+    return {
+        **c.signals,
+        "reviewers.approved": list(c.similar_approved),
+        "reviewers.rejected": list(c.similar_rejected),
+    }
 
 
 def _persist(run: DreamRun, computed: _Computed) -> dict[str, int]:
@@ -433,7 +470,7 @@ def _persist(run: DreamRun, computed: _Computed) -> dict[str, int]:
             route_reason=c.route_reason,
             memory_type=c.memory_type,
             score=c.score,
-            signals=c.signals,
+            signals=_with_reviewers(c),
             lifecycle=c.lifecycle,
             flags=list(c.flags),
             security_class=_max_security(security.get(e.episode_id) for e in c.evidence),

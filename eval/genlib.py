@@ -19,22 +19,66 @@ MATCHING = (
 )
 
 
+# The generator writes this at the end of every line (or transcript turn) it means as a
+# claim line: a durable, standalone fact, decision, rule, procedure step or definition.
+# Chatter, headings, questions, plans, news of the day, noise, secrets, PII and injections
+# carry none. The marker never reaches the corpus; the key's `claim_lines` lists the lines.
+CLAIM = " {claim}"
+
+
+def _unmark(text):
+    """The text without its claim markers, and the 1-based numbers of the marked lines."""
+    lines = text.split("\n")
+    marked = []
+    for i, line in enumerate(lines):
+        if line.endswith(CLAIM):
+            lines[i] = line[: -len(CLAIM)]
+            marked.append(i + 1)
+    return "\n".join(lines), marked
+
+
+def _unmark_turn(turn):
+    text, marked = _unmark(turn["content"])
+    if "\n" in turn["content"]:
+        raise SystemExit(f"turn {turn!r}: a claim marker needs a one-line turn")
+    return {**turn, "content": text}, bool(marked)
+
+
 def write_corpus(out, markdown, transcripts):
     """Write OUT/corpus afresh: `markdown` maps paths to texts, `transcripts` maps paths
-    to their turns (dicts, one JSON line each)."""
+    to their turns (dicts, one JSON line each); claim markers are left out."""
     root = Path(out) / "corpus"
     if root.exists():
         shutil.rmtree(root)
     for rel, text in markdown.items():
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        path.write_text(_unmark(text)[0], encoding="utf-8")
     for rel, turns in transcripts.items():
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        lines = [json.dumps(turn, ensure_ascii=False) + "\n" for turn in turns]
+        lines = [json.dumps(_unmark_turn(t)[0], ensure_ascii=False) + "\n" for t in turns]
         path.write_text("".join(lines), encoding="utf-8")
     print(f"wrote {root}")
+
+
+def claim_lines(markdown, transcripts):
+    """The key's `claim_lines` ({path: [[first, last], ...]}) from the claim markers: the
+    lines of a note and the JSONL lines of the turns the generator wrote as claims."""
+    out = {}
+    marked = {rel: _unmark(text)[1] for rel, text in markdown.items()}
+    for rel, turns in transcripts.items():
+        marked[rel] = [n for n, t in enumerate(turns, 1) if _unmark_turn(t)[1]]
+    for rel in sorted(marked):
+        ranges = []
+        for n in marked[rel]:
+            if ranges and ranges[-1][1] == n - 1:
+                ranges[-1][1] = n
+            else:
+                ranges.append([n, n])
+        if ranges:
+            out[rel] = ranges
+    return out
 
 
 # The importer shapes the generated transcripts use (three of Orchard's four; the fourth,
@@ -125,12 +169,13 @@ class Corpus:
         return out
 
 
-def write_key(out, *, description, project, tables, secret_values, probes, key_block):
+def write_key(out, *, description, project, tables, secret_values, probes, key_block, claims):
     """Write OUT/answer_key.json from a corpus's tables.
 
-    `tables` maps FACTS, CONFLICTS, SECRETS_KEY, PII, INJECTIONS, LIFECYCLE, NOISE, IGNORED
-    and RETRIEVAL to the corpus's rows. A secret whose occurrences are not a list is the
-    multi-line `key_block` = (name, file, text): it is located by its first and last lines.
+    `claims` is the corpus's `claim_lines` (see `claim_lines`). `tables` maps FACTS,
+    CONFLICTS, SECRETS_KEY, PII, INJECTIONS, LIFECYCLE, NOISE, IGNORED and RETRIEVAL to the
+    corpus's rows. A secret whose occurrences are not a list is the multi-line `key_block`
+    = (name, file, text): it is located by its first and last lines.
     """
     c = Corpus(Path(out) / "corpus")
     files = c.files()
@@ -232,6 +277,7 @@ def write_key(out, *, description, project, tables, secret_values, probes, key_b
         "retrieval_questions": [
             {"id": i, "query": q, "expect_any": e} for i, q, e in tables["RETRIEVAL"]
         ],
+        "claim_lines": claims,
     }
     (Path(out) / "answer_key.json").write_text(
         json.dumps(key, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
@@ -240,5 +286,6 @@ def write_key(out, *, description, project, tables, secret_values, probes, key_b
         f"{len(files)} files, {len(facts)} facts "
         f"({sum(len(f['occurrences']) for f in facts)} statements), {len(conflicts)} conflicts, "
         f"{len(secrets)} secrets, {len(pii)} pii, {len(injections)} injections, "
-        f"{len(lifecycle)} lifecycle, {len(noise)} noise, {len(ignored)} ignored"
+        f"{len(lifecycle)} lifecycle, {len(noise)} noise, {len(ignored)} ignored, "
+        f"{sum(b - a + 1 for r in claims.values() for a, b in r)} claim lines"
     )

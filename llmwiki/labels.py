@@ -103,6 +103,7 @@ WORDS: dict[str, str] = {
     "deferred_merge": "Merged into a stronger candidate",
     "dated": "News of the day it was written",
     "reinforced": "Reinforces an approved claim",
+    "not_claim_worthy": "Not worded as a claim",
     # Conflict kinds and resolutions (the words of dreaming.models.Conflict's choices).
     "value": "Different value",
     "reversal": "Reversal",

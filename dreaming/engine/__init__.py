@@ -7,6 +7,7 @@ with ``plan_batch``, calls ``run_sweep`` and persists the ``SweepResult``.
 from __future__ import annotations
 
 from .consolidate import snippet_limits
+from .learn import Decided
 from .pipeline import run_sweep
 from .policy import Policy, PolicyError, Weights
 from .select import Batch, Row, plan_batch
@@ -29,6 +30,7 @@ __all__ = [
     "CandidateDraft",
     "ConflictDraft",
     "ConflictSide",
+    "Decided",
     "Ep",
     "Evidence",
     "Policy",

@@ -35,6 +35,7 @@ class Block(NamedTuple):
     # what anyone claimed ("Operations to perform: …" was proposed as a fact before).
     code: bool = False
     number: int = 0  # the item number of a numbered-list entry ("3. Back up …"), else 0
+    item: bool = False  # a bullet, checkbox or timestamped log line, not a paragraph
 
 
 _LINE_NOISE_START = frozenset("0123456789[-*•+#")
@@ -92,13 +93,13 @@ def blocks(content: str) -> list[Block]:
                 code = []
             output = False
             if current:
-                out.append(Block(" ".join(current), False, checkbox, False, num))
+                out.append(Block(" ".join(current), False, checkbox, False, num, item))
                 current, checkbox, item, num = [], None, False, 0
             continue
         first = line[0]
         if first in "`~" and line.startswith(_FENCES):
             if current:
-                out.append(Block(" ".join(current), False, checkbox, False, num))
+                out.append(Block(" ".join(current), False, checkbox, False, num, item))
                 current, checkbox, item, num = [], None, False, 0
             fence, output = line[:3], False
             continue
@@ -112,7 +113,7 @@ def blocks(content: str) -> list[Block]:
             code = []
         if first == "$" and SHELL_PROMPT_RE.match(line):
             if current:
-                out.append(Block(" ".join(current), False, checkbox, False, num))
+                out.append(Block(" ".join(current), False, checkbox, False, num, item))
                 current, checkbox, item, num = [], None, False, 0
             out.append(Block(line))  # the command itself; junk_reason names it
             output = True
@@ -123,13 +124,13 @@ def blocks(content: str) -> list[Block]:
             ):
                 # Joining these made run-on "sentences" that bridged unrelated subjects
                 # (and carried one entry's checkbox onto the next).
-                out.append(Block(" ".join(current), False, checkbox, False, num))
+                out.append(Block(" ".join(current), False, checkbox, False, num, item))
                 current, checkbox, item, num = [], None, False, 0
             current.append(line)
             continue
         if first == "#" and _HEADING_RE.match(line):
             if current:
-                out.append(Block(" ".join(current), False, checkbox, False, num))
+                out.append(Block(" ".join(current), False, checkbox, False, num, item))
                 current, checkbox, item, num = [], None, False, 0
             out.append(Block(_HEADING_RE.sub("", line).strip(), True))
             continue
@@ -157,18 +158,18 @@ def blocks(content: str) -> list[Block]:
                 starts_new = True
         if starts_new:
             if current:
-                out.append(Block(" ".join(current), False, checkbox, False, num))
+                out.append(Block(" ".join(current), False, checkbox, False, num, item))
                 current = []
             checkbox, item, num = box_state, True, number
         elif current and item and not raw[0].isspace():
-            out.append(Block(" ".join(current), False, checkbox, False, num))
+            out.append(Block(" ".join(current), False, checkbox, False, num, item))
             current, checkbox, item, num = [], None, False, 0
         if stripped:
             current.append(stripped)
     if code:  # an unclosed fence or output running to the end of the text
         out.append(Block(" ".join(code), code=True))
     if current:
-        out.append(Block(" ".join(current), False, checkbox, False, num))
+        out.append(Block(" ".join(current), False, checkbox, False, num, item))
     return out
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 from .consolidate import REDACTION_MARK, Choice, choose, text_key
 from .facts import Clock, Fact, Inputs, Units, label
+from .learn import NONE, Adjustment, Reviewers
 from .light import LightResult
 from .policy import Policy
 from .rem import Contest, RemResult
@@ -22,7 +23,6 @@ from .score import EvidenceView, recall_for, signals, weighted
 from .similar import terms_of
 from .types import TERMINAL_LIFECYCLES, CandidateDraft, Evidence
 from .wording import (
-    asks_the_listener,
     dated,
     display_text,
     not_a_claim,
@@ -31,6 +31,7 @@ from .wording import (
     standalone,
     trim_snippet,
 )
+from .worth import restatement, shipped, unit_features
 
 _MAX_CONTRADICT_IDS = 50
 # Two sentences longer than this together are no longer one claim read at a glance.
@@ -49,12 +50,17 @@ class DeepResult:
 
 
 def run(
-    inp: Inputs, light: LightResult, rem: RemResult, live: set[int] | None, clock: Clock
+    inp: Inputs,
+    light: LightResult,
+    rem: RemResult,
+    live: set[int] | None,
+    clock: Clock,
+    reviewers: Reviewers | None = None,
 ) -> DeepResult:
     counts: Counter[str] = Counter()
     reasons: dict[int, str] = {}
     with clock("deep.score"):
-        passing, reinforced = _score(inp, light, rem, live, counts, reasons)
+        passing, reinforced = _score(inp, light, rem, live, counts, reasons, reviewers)
     with clock("deep.cap"):
         candidates = _cap(inp, light, rem, passing, counts, reasons)
     return DeepResult(candidates, reinforced, reasons, counts)
@@ -74,6 +80,20 @@ class _Passing:
     stats: dict[str, float]
     flags: tuple[str, ...]
     key: str
+    worth: float  # P(claim line) of the chosen sentence, as the project's reviewers moved it
+    shipped_worth: float  # ... by the shipped model alone
+    moved: Adjustment  # how and by whom the reviewers moved it
+
+    @property
+    def rank(self) -> float:
+        return _rank(self.worth, self.score)
+
+
+def _rank(worth: float, score: float) -> float:
+    """Order within the cap: how well the fact is supported, plus half how much its text
+    reads as a claim, so a clean note statement is not deferred behind a repeated chat
+    line while a fact restated in five wordings still leads."""
+    return score + worth / 2
 
 
 def _score(
@@ -83,6 +103,7 @@ def _score(
     live: set[int] | None,
     counts: Counter[str],
     reasons: dict[int, str],
+    reviewers: Reviewers | None = None,
 ) -> tuple[list[_Passing], dict[int, list[int]]]:
     """Gate, rehydrate and score every fact; reinforce approved claims seen again."""
     U, eps, policy = light.units, inp.eps, inp.policy
@@ -91,6 +112,7 @@ def _score(
     has_claims = bool(inp.claims)
     min_evidence = policy.min_evidence
     contests = rem.contests
+    model = shipped()
     for ci, c in enumerate(light.facts):
         contest = contests.get(ci, _UNCONTESTED)
         if len(c.units) == 1 and not contest.contradict:
@@ -180,6 +202,34 @@ def _score(
             redacted = "redacted" in (choice.reason or "")
             reasons[ci] = "secret_redacted" if redacted else "junk:fragments"
             continue
+        # A lead-in ("Two rules were restated:") or a field of names ("Deciders: Ann Lee,
+        # Bo Chan") says nothing a reviewer could approve, however often it recurs.
+        if c.kind == "fact" and not_a_claim(choice.text):
+            reasons[ci] = "junk:not_a_claim"
+            continue
+        # A fact is as claim-like as its best wording: five people saying it five ways,
+        # one of them as a clean statement, have stated a claim.
+        restated = restatement(U, eps, c, choice.unit)
+        worth = model.prob(unit_features(U, choice.unit, restated))
+        if worth < model.threshold and got is None and len(text_units) > 1:
+            # choose() favours the wording covering most of the fact's terms; when that
+            # one does not read as a claim but another wording does, the fact is a claim
+            # and the reviewer is shown the wording they could approve.
+            worth, choice = _best_worded(U, text_units, restated, worth, choice, policy)
+        # The project's reviewers have the last word on what reads as a claim here.
+        moved = reviewers.adjust(choice.text) if reviewers else NONE
+        shipped_worth, worth = worth, moved.apply(worth) if moved.logit else worth
+        # A contested fact, a procedure and a theme are records in their own right.
+        if c.kind == "fact" and not contest.kind and worth < model.threshold:
+            reasons[ci] = "not_claim_worthy"
+            continue
+        # choose() prefers a wording that reads on its own: if the best one still opens on
+        # a word pointing at what came before ("It means a lot."), every wording does, and
+        # however often it is restated (which the model counts for it) a reviewer could not
+        # approve it as it stands.
+        if c.kind == "fact" and not contest.kind and opens_pointing_back(choice.text):
+            reasons[ci] = "junk:points_back"
+            continue
         score, raw, stats = _evaluate(inp, light, support, choice.unit)
         # Said once, a statement scores low on frequency and days; written once in a
         # reference source it is still the reference, when it stands on its own.
@@ -194,20 +244,6 @@ def _score(
         # A procedure is read step by step, each step leaning on the one before.
         if alone and c.kind != "procedure" and not standalone(choice.text):
             reasons[ci] = "junk:leans_on_context"
-            continue
-        # choose() prefers a wording that reads on its own: if the best one still opens
-        # on a word pointing at what came before ("It means a lot."), every wording does,
-        # and however often it is said a reviewer could not approve it as it stands.
-        if c.kind == "fact" and not contest.kind and opens_pointing_back(choice.text):
-            reasons[ci] = "junk:points_back"
-            continue
-        # However often it is asked, a question put to the person spoken to is
-        # conversation, not something a reviewer could approve or the project answer.
-        if c.kind == "fact" and not contest.kind and asks_the_listener(choice.text):
-            reasons[ci] = "junk:asks_the_listener"
-            continue
-        if c.kind == "fact" and not_a_claim(choice.text):
-            reasons[ci] = "junk:not_a_claim"
             continue
         if alone:
             stats["authority"] = max(eps[i].source_trust for i in support)
@@ -231,9 +267,32 @@ def _score(
                 stats,
                 flags,
                 text_key(choice.text),
+                round(worth, 4),
+                round(shipped_worth, 4),
+                moved,
             )
         )
     return passing, {cid: sorted(v) for cid, v in sorted(reinforced.items())}
+
+
+def _best_worded(
+    U: Units,
+    units: list[int],
+    restated: tuple[int, int],
+    worth: float,
+    choice: Choice,
+    policy: Policy,
+) -> tuple[float, Choice]:
+    """The fact's most claim-like clean wording and its worth, if it beats ``choice``."""
+    model = shipped()
+    for u in units:
+        if U.junk[u] or REDACTION_MARK in U.text[u] or u == choice.unit:
+            continue
+        p = model.prob(unit_features(U, u, restated))
+        if p > worth:
+            worth = p
+            choice = Choice(u, trim_snippet(display_text(U.text[u]), policy.snippet_max_chars))
+    return worth, choice
 
 
 def _block_text(
@@ -355,11 +414,11 @@ def _cap(
     counts: Counter[str],
     reasons: dict[int, str],
 ) -> list[CandidateDraft]:
-    """Keep the strongest and riskiest proposals; defer (and bound) the rest."""
+    """Keep the riskiest and most claim-like, best-supported proposals; defer the rest."""
     policy = inp.policy
-    # Riskiest first (a human must see those), then strongest; identical texts from
+    # Riskiest first (a human must see those), then by rank; identical texts from
     # two facts keep the stronger one. Only what the cap can show becomes a draft.
-    passing.sort(key=lambda p: (not p.flags, -p.score, p.key))
+    passing.sort(key=lambda p: (not p.flags, -p.rank, p.key))
     seen: set[str] = set()
     keep: list[_Passing] = []
     for p in passing:
@@ -375,7 +434,7 @@ def _cap(
     drafts = [_draft(inp, light, rem, p) for p in keep[:limit]]
     for p in keep[:limit]:
         reasons[p.ci] = "candidate"
-    drafts.sort(key=lambda d: (not d.flags, -d.score, d.dedupe_key))
+    drafts.sort(key=lambda d: (not d.flags, -_draft_rank(d), d.dedupe_key))
     out: list[CandidateDraft] = []
     kept = 0
     for d in drafts:
@@ -389,7 +448,7 @@ def _cap(
             counts["deferred_snoozed"] += 1
         out.append(d)
     order = {"proposed": 0, "deferred": 1, "blocked": 2}
-    out.sort(key=lambda d: (order[d.status], not d.flags, -d.score, d.dedupe_key))
+    out.sort(key=lambda d: (order[d.status], not d.flags, -_draft_rank(d), d.dedupe_key))
     counts["deferred_over_cap"] += counts["deferred_not_returned"]
     return out
 
@@ -439,6 +498,10 @@ def _draft(inp: Inputs, light: LightResult, rem: RemResult, p: _Passing) -> Cand
         status = "deferred"
     _, breakdown = weighted(p.raw, policy)
     breakdown.update(p.stats)
+    breakdown["worth"] = p.worth
+    if p.moved.logit:
+        breakdown["worth.model"] = p.shipped_worth
+        breakdown["worth.reviewers"] = p.moved.logit
     f = U.feat[p.choice.unit]
     subject_terms = sorted(light.core(p.ci) | f.values)
     evidence = [Evidence(eps[i].id, "support") for i in support]
@@ -460,7 +523,13 @@ def _draft(inp: Inputs, light: LightResult, rem: RemResult, p: _Passing) -> Cand
         status=status,
         blocked_reason=blocked,
         conflict_keys=tuple(sorted({rem.conflicts[k].dedupe_key for k in contest.conflicts})),
+        similar_approved=p.moved.approved,
+        similar_rejected=p.moved.rejected,
     )
+
+
+def _draft_rank(d: CandidateDraft) -> float:
+    return _rank(d.signals["worth"], d.score)
 
 
 def _blocked_by(flag: str, rules: Sequence[str]) -> bool:

@@ -187,10 +187,9 @@ _REASON_WORDS = {
     "contradicted": "contradicted by newer material",
     "deferred_merge": "merged into a stronger candidate",
     "rehydrate:evidence_gone": "no longer live",
+    "not_claim_worthy": "not worded as a claim (a chat line, news of the day, a question …)",
     "dated": "told only as news of the day it was written (a log entry or a plan)",
     "junk:leans_on_context": "said once, and not readable without the sentences around it",
-    "junk:points_back": "in every wording opens on a word pointing at what came before",
-    "junk:asks_the_listener": "a question put to the person spoken to (conversation)",
     "junk:not_a_claim": "a lead-in to what follows, or a record's field of names",
 }
 

@@ -94,6 +94,7 @@ class Units:
     claim: list[int | None]
     junk: list[str | None]  # why the sentence is no claim material, if it is not
     checkbox: list[str | None]
+    place: Sequence[int]  # where its first occurrence was written (worth.place_code)
     first: list[datetime | None]  # when the sentence was first and last written
     last: list[datetime | None]
     trust: list[float]  # the most trusted source it is written in

@@ -8,6 +8,7 @@ claim. Grouping the units into facts is the second half of Light (``grouping``).
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from .procedure import MIN_STEPS, Instance, chain_labelled, step_label
 from .text import _EMPTY, Features, analyse, intern_set
 from .types import Ep
 from .wording import junk_reason
+from .worth import place_code, plan_sections
 
 _MAX_SENTENCES_PER_EPISODE = 40  # a pasted page must not dominate a sweep's cost
 
@@ -76,8 +78,8 @@ def run(inp: Inputs, clock: Clock) -> LightResult:
     )
 
 
-# (sentence, sentence id, checkbox, heading, code, block number)
-_Row = tuple[str, int, str | None, bool, bool, int]
+# (sentence, sentence id, checkbox, heading, code, block number, place code)
+_Row = tuple[str, int, str | None, bool, bool, int, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,17 +153,39 @@ def _normalise(inp: Inputs, counts: Counter[str]) -> _Read:
     rep_steps: dict[int, list[tuple[int, int, bool]]] = {}
     for gi, g in enumerate(exact):
         rows: list[_Row] = []
-        for bno, (text, heading, box, code, number) in enumerate(blocks(eps[g[0]].content)):
+        kind = eps[g[0]].kind
+        parts = blocks(eps[g[0]].content)
+        prose = sum(1 for b in parts if not b.heading and not b.code)
+        plans = plan_sections(parts)
+        above: str | None = None  # the nearest heading above
+        seen_prose = False
+        for bno, (text, heading, box, code, number, item) in enumerate(parts):
             start = len(rows)
             # A heading or a block of tool output is one unit: splitting it into
             # "sentences" would only make more junk to carry around.
-            for s in (text,) if heading or code else sentences(text):
+            said = (text,) if heading or code else sentences(text)
+            for k, s in enumerate(said):
                 si = get(s)
                 if si is None:
                     si = index[s] = len(feats)
                     feats.append(analyse(s))
-                rows.append((s, si, box, heading, code, bno))
+                at = place_code(
+                    kind=kind,
+                    item=item,
+                    number=number,
+                    checkbox=box,
+                    heading=above,
+                    first_sentence=k == 0,
+                    first_block=not seen_prose,
+                    one_block=prose == 1,
+                    plan=plans[bno],
+                )
+                rows.append((s, si, box, heading, code, bno, at))
                 box = None  # a checkbox marks its item's first sentence, not the rest
+            if heading:
+                above = text
+            elif not code:
+                seen_prose = True
             # "tep " is in every "step N"/"Step N" label; most blocks skip the regex.
             if number or heading or code or text.find("tep ", 0, 18) < 0:
                 step = number
@@ -179,7 +203,7 @@ def _normalise(inp: Inputs, counts: Counter[str]) -> _Read:
             if si is None:
                 si = index[""] = len(feats)
                 feats.append(analyse(""))
-            rows.append(("", si, None, False, False, 0))
+            rows.append(("", si, None, False, False, 0, 0))
         rep_sents.append(rows)
         members.extend([r[1] for r in rows])
         offsets.append(len(members))
@@ -253,14 +277,18 @@ def _build_units(inp: Inputs, read: _Read, dup: _Dups, counts: Counter[str]) -> 
     claim: list[int | None] = []
     junk: list[str | None] = []
     checkbox: list[str | None] = []
+    place = array("H")
 
-    def add(s: str, f: Features, claim_id: int | None, why: str | None, box: str | None) -> int:
+    def add(
+        s: str, f: Features, claim_id: int | None, why: str | None, box: str | None, at: int = 0
+    ) -> int:
         text.append(s)
         feat.append(f)
         u_eps.append([])
         claim.append(claim_id)
         junk.append(why)
         checkbox.append(box)
+        place.append(at)
         return len(text) - 1
 
     unit_of: dict[str, int] = {}
@@ -278,7 +306,7 @@ def _build_units(inp: Inputs, read: _Read, dup: _Dups, counts: Counter[str]) -> 
         steps_at = rep_steps.get(dup.group_rep[gidx]) if rep_steps else None
         row_unit: list[int] | None = [] if steps_at else None
         block_no, block = -1, []
-        for s, si, box, heading, code, bno in read.rep_sents[dup.group_rep[gidx]]:
+        for s, si, box, heading, code, bno, at in read.rep_sents[dup.group_rep[gidx]]:
             if bno != block_no:
                 if block:
                     blocks_seen.setdefault(tuple(block), None)
@@ -288,7 +316,7 @@ def _build_units(inp: Inputs, read: _Read, dup: _Dups, counts: Counter[str]) -> 
             u = None if heading else unit_of.get(key)
             if u is None:
                 f = read.sent_feats[si]
-                u = add(s, f, None, junk_reason(s, f, heading, code), box)
+                u = add(s, f, None, junk_reason(s, f, heading, code), box, at)
                 if not heading:
                     unit_of[key] = u
             if row_unit is not None:
@@ -334,6 +362,7 @@ def _build_units(inp: Inputs, read: _Read, dup: _Dups, counts: Counter[str]) -> 
         claim=claim,
         junk=junk,
         checkbox=checkbox,
+        place=place,
         # Episode indices follow time order, so a unit's sorted episode list starts at
         # its first occurrence and ends at its last.
         first=[eps[x[0]].occurred_at if x else None for x in u_eps],

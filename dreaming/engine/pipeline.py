@@ -33,12 +33,13 @@ from __future__ import annotations
 
 import gc
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 
 from . import deep, diary, light, rem
 from .facts import Clock, Inputs
+from .learn import Decided, Reviewers
 from .policy import Policy
 from .types import ApprovedClaim, Ep, RecallStats, SweepResult
 
@@ -70,10 +71,14 @@ def run_sweep(
     policy: Policy | None = None,
     now: datetime | None = None,
     live_episode_ids: set[int] | None = None,
+    decided: Sequence[Decided] = (),
 ) -> SweepResult:
-    """Consolidate a batch of episodes into candidates, conflicts and reinforcements."""
+    """Consolidate a batch of episodes into candidates, conflicts and reinforcements.
+
+    ``decided`` are the project's reviewed candidates: they move the claim-worthiness of
+    similarly worded new ones (``learn``)."""
     with _no_cycle_collection():
-        return _sweep(episodes, approved_claims, recall, policy, now, live_episode_ids)
+        return _sweep(episodes, approved_claims, recall, policy, now, live_episode_ids, decided)
 
 
 def _sweep(
@@ -83,12 +88,14 @@ def _sweep(
     policy: Policy | None,
     now: datetime | None,
     live_episode_ids: set[int] | None,
+    decided: Sequence[Decided],
 ) -> SweepResult:
     inp = Inputs.of(episodes, approved_claims, recall or {}, policy or Policy(), now)
     clock = Clock()
     lit = light.run(inp, clock)
     dreamt = rem.run(inp, lit, clock)
-    scored = deep.run(inp, lit, dreamt, live_episode_ids, clock)
+    reviewers = Reviewers(decided)
+    scored = deep.run(inp, lit, dreamt, live_episode_ids, clock, reviewers)
     counts: Counter[str] = Counter(episodes_in=len(inp.eps), claims_in=len(inp.claims))
     for phase_counts in (lit.counts, dreamt.counts, scored.counts):
         counts.update(phase_counts)

@@ -115,6 +115,9 @@ class CandidateDraft:
     status: str
     blocked_reason: str | None = None
     conflict_keys: tuple[str, ...] = ()
+    # The decided candidates whose wording moved its claim-worthiness (``learn``).
+    similar_approved: tuple[int, ...] = ()
+    similar_rejected: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ Usage: python3 build_key.py OUT
 import sys
 from pathlib import Path
 
-from make_corpus import PEM, PEM_PROBES, PROBES, SECRETS
+from make_corpus import PEM, PEM_PROBES, PROBES, SECRETS, sources
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import genlib  # eval/genlib.py, shared by every generated corpus
@@ -487,6 +487,7 @@ def main(out):
         secret_values=SECRETS,
         probes={**PROBES, "PEM": PEM_PROBES},
         key_block=("PEM", RUN, PEM),
+        claims=genlib.claim_lines(*sources()),
     )
 
 

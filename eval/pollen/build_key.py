@@ -11,7 +11,7 @@ Usage: python3 build_key.py OUT
 import sys
 from pathlib import Path
 
-from make_corpus import OPENSSH, OPENSSH_PROBES, PROBES, SECRETS
+from make_corpus import OPENSSH, OPENSSH_PROBES, PROBES, SECRETS, sources
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import genlib  # eval/genlib.py, shared by every generated corpus
@@ -499,6 +499,7 @@ def main(out):
         secret_values=SECRETS,
         probes={**PROBES, "OPENSSH": OPENSSH_PROBES},
         key_block=("OPENSSH", KEY_LOG, OPENSSH),
+        claims=genlib.claim_lines(*sources()),
     )
 
 

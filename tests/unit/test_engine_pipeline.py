@@ -8,7 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from dreaming.engine import ApprovedClaim, Ep, Policy, RecallStats, run_sweep
+from dreaming.engine import ApprovedClaim, Ep, Policy, RecallStats, light, run_sweep
+from dreaming.engine.facts import Clock, Inputs
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 NOW = T0 + timedelta(days=4)
@@ -94,8 +95,11 @@ def test_it_never_merges_two_versions_of_the_same_service():
         ep(4, 3, "worker v1.5 deployed to tw-app-1 after review"),
     ]
     result = run_sweep(eps, now=NOW)
-
-    groups = [set(supports(c)) for c in result.candidates]
+    # Deploy news is no claim a reviewer approves (Deep gates it), so the grouping is
+    # read from Light's facts.
+    inp = Inputs.of(eps, (), {}, Policy(), NOW)
+    lit = light.run(inp, Clock())
+    groups = [{inp.eps[i].id for u in f.units for i in lit.units.eps[u]} for f in lit.facts]
     assert {1, 2} in groups and {3, 4} in groups
     assert not any({1, 3} <= g for g in groups)
     assert result.conflicts == []  # two deploys are a timeline, not a contradiction
@@ -294,7 +298,13 @@ def test_it_leaves_one_off_chatter_episodic_even_without_the_evidence_gate():
 
     assert result.candidates == []
     reasons = {s.reason for s in result.stays_episodic}
-    assert reasons <= {"below_min_score", "dated", "junk:no_content", "junk:too_short"}
+    assert reasons <= {
+        "below_min_score",
+        "dated",
+        "junk:no_content",
+        "junk:too_short",
+        "not_claim_worthy",
+    }
     assert sum(s.count for s in result.stays_episodic) == 3
 
 
@@ -642,7 +652,7 @@ def test_a_question_put_to_the_listener_is_conversation_not_a_candidate():
     ]
     result = run_sweep(asked, now=NOW)
     assert result.candidates == []
-    assert "junk:asks_the_listener" in {s.reason for s in result.stays_episodic}
+    assert "not_claim_worthy" in {s.reason for s in result.stays_episodic}
     # Asked of no one in particular, the same question is the project's to answer.
     open_question = [
         ep(1, 0, "Should the ferry timetable move to the winter schedule in May?"),

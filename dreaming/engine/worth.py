@@ -1,0 +1,365 @@
+"""Claim-worthiness: P(a sentence is a claim line | the sentence and its place).
+
+A logistic regression over general features of a sentence and where it was written: its
+form (a question, first or second person, a modal of obligation, a copula, time words
+relative to the writer's now, past-tense narration), the typed values it carries (numbers,
+versions, hosts, identifiers, code spans, links), its share of markup, the kind of episode
+it comes from and how trusted that source is, the heading above it, its place in a list or
+procedure, and how often it is restated. No feature names a word of any corpus; the
+lexicons it reads are closed-class words (pronouns, modals) and the engine's own.
+
+Trained on the units the engine itself produces. ``worth_train`` runs the engine's Light
+phase over each labelled corpus and labels each unit by the corpus line its text comes
+from (the key's ``claim_lines``), so the features at training time are computed by this
+module from exactly what Deep later sees: the unit's sentence (``Units.text``), its
+analysed features (``Units.feat``), its place (``Units.place``, packed by Light with
+``place_code``), how many episodes say it (``Units.weight``) and its source's trust
+(``Units.trust``). Computing features on raw corpus lines instead would have needed a
+second reader of markdown and transcripts kept in step with Light by hand.
+
+The weights ship as ``worth_weights.json`` beside this module; rebuild them with
+``python -m dreaming.engine.worth_train`` (deterministic, byte-identical output).
+Inference is a dot product in plain Python.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Sequence
+from functools import cache
+from pathlib import Path
+
+from .blocks import Block
+from .facts import Fact, Units
+from .text import DECIDE_CUE, LIFE_CUE, Features, word_list
+from .types import KINDS, Ep
+from .wording import asks_the_listener, dated, not_a_claim, opens_pointing_back, standalone
+
+WEIGHTS_PATH = Path(__file__).with_name("worth_weights.json")
+
+# Where a sentence was written, packed into one small int per unit by Light.
+ITEM = 1  # a bullet, numbered or checkbox item
+NUMBERED = 2  # an item of a numbered list
+BOX_OPEN = 4  # an unticked checkbox: a to-do
+BOX_DONE = 8  # a ticked checkbox
+UNDER_HEADING = 16  # some heading stands above it in its text
+HEADING_DATED = 32  # the nearest heading above holds a digit (a date or a time)
+HEADING_ASKS = 64  # the nearest heading above is a question
+FIRST_SENTENCE = 128  # the first sentence of its block
+FIRST_BLOCK = 256  # in the first block of its text
+ONE_BLOCK = 512  # its text is that one block (a chat turn, a one-line event)
+PLAN_SECTION = 1024  # most items under its heading are to-dos (see ``plan_sections``)
+_KIND_SHIFT = 11  # bits 11.. hold the episode kind's index in KINDS
+
+
+def place_code(
+    *,
+    kind: str,
+    item: bool,
+    number: int,
+    checkbox: str | None,
+    heading: str | None,
+    first_sentence: bool,
+    first_block: bool,
+    one_block: bool,
+    plan: bool = False,
+) -> int:
+    """Pack a sentence's place into the int ``Units.place`` keeps for it."""
+    code = KINDS.index(kind) << _KIND_SHIFT if kind in KINDS else 0
+    if item or number or checkbox is not None:
+        code |= ITEM
+    if number:
+        code |= NUMBERED
+    if checkbox == " ":
+        code |= BOX_OPEN
+    elif checkbox is not None:
+        code |= BOX_DONE
+    if heading is not None:
+        code |= UNDER_HEADING
+        if any(c.isdigit() for c in heading):
+            code |= HEADING_DATED
+        if heading.rstrip().endswith("?"):
+            code |= HEADING_ASKS
+    if first_sentence:
+        code |= FIRST_SENTENCE
+    if first_block:
+        code |= FIRST_BLOCK
+    if one_block:
+        code |= ONE_BLOCK
+    if plan:
+        code |= PLAN_SECTION
+    return code
+
+
+# Closed-class words: what an imperative does not open with, and what tells a subject
+# ("The job runs …", "It is …") from an order ("Run the job …").
+_CLOSED = frozenset(
+    word_list(
+        """a an the this that these those it its they them their we our us i my me you your he
+    him his she her there here all each every some any no not none both either neither one
+    two first next last other another such same in on at to for from with by of as if when
+    while after before until since during via into onto over under about and or but so
+    because though although unless whether then than also only just still even now already
+    yet again is are was were be been being am has have had do does did will would can could
+    should may might must shall what which who whom whose where why how yes ok okay please
+    thanks"""
+    )
+)
+_AUX = frozenset(
+    word_list("is are was were has have had will would can could should may might must does did")
+)
+_FUTURE = frozenset(("will", "should", "might", "could", "may", "todo", "tbd", "later"))
+_TOKENS_RE = re.compile(r"[A-Za-z][\w'’-]*|\S")
+
+
+def imperative(text: str) -> bool:
+    """True when a sentence reads as an order: it opens on a bare verb-like word ("Add …",
+    "Verify …"), capitalised, not a closed-class word or an inflected one, not a field label
+    ("Source: …"), and the next word is not the verb of a subject ("Redis runs …")."""
+    toks = _TOKENS_RE.findall(text[:80].lstrip("*_ "))
+    if len(toks) < 3:
+        return False
+    w0, w1 = toks[0], toks[1]
+    if not (w0.isalpha() and w0[0].isupper() and w0[1:].islower()):
+        return False
+    low = w0.lower()
+    if low in _CLOSED or low.endswith(("ing", "ed", "ly")) or (low[-1] == "s" and low[-2:] != "ss"):
+        return False
+    if w1 in (":", "'", "’"):
+        return False
+    low1 = w1.lower()
+    if low1 in _AUX:
+        return False
+    inflected = low1.endswith("ed") or (low1[-1] == "s" and low1[-2:] != "ss")
+    return not (w1.isalpha() and inflected and low1 not in _CLOSED)
+
+
+def plan_sections(parts: Sequence[Block]) -> list[bool]:
+    """Per block of a text: whether it stands under a heading whose
+    items are mostly to-dos — open checkboxes, orders or future tense. A "next steps" list is
+    found by its shape, whatever its heading says."""
+    out = [False] * len(parts)
+    start, todo, items = 0, 0, 0
+
+    def close(end: int) -> None:
+        if items >= 2 and 2 * todo > items:
+            out[start:end] = [True] * (end - start)
+
+    for i, (text, heading, box, code, *_) in enumerate(parts):
+        if heading:
+            close(i)
+            start, todo, items = i + 1, 0, 0
+        elif not code:
+            items += 1
+            words = set(text[:120].lower().split())
+            todo += box == " " or imperative(text) or bool(words & _FUTURE)
+    close(len(parts))
+    return out
+
+
+_WORD_RE = re.compile(r"[\w'’-]+")
+_FIRST_SINGULAR = frozenset(("i", "i'm", "i've", "i'll", "i'd", "me", "my", "mine", "myself"))
+_FIRST_PLURAL = frozenset(("we", "we're", "we've", "we'll", "we'd", "us", "our", "ours"))
+_SECOND = frozenset(("you", "your", "yours", "you're", "you've", "you'll", "you'd"))
+_OBLIGATION = frozenset(
+    ("must", "should", "never", "always", "only", "required", "need", "needs", "cannot")
+)
+_COPULA = frozenset(("is", "are", "was", "were", "be", "means", "isn't", "aren't"))
+_DATED_KINDS = frozenset(("log_entry", "chat_turn", "event", "tool_call"))
+_SPEAKER_RE = re.compile(r"^[A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*)?:\s")
+_PLAIN = frozenset(" .,;:!?'’\"()-")
+
+FEATURES = (
+    "words",
+    "short",
+    "long",
+    "question",
+    "ends_colon",
+    "ends_stop",
+    "starts_upper",
+    "first_singular",
+    "first_plural",
+    "second_person",
+    "obligation",
+    "copula",
+    "negated",
+    "dated",
+    "points_back",
+    "asks_listener",
+    "lead_in",
+    "standalone",
+    "past_tense",
+    "values",
+    "hosts_envs",
+    "idents",
+    "names",
+    "code_span",
+    "link",
+    "markup",
+    "digits",
+    "stop_ratio",
+    "speaker",
+    "parenthesis",
+    "decide_cue",
+    "life_cue",
+    "item",
+    "numbered",
+    "box_open",
+    "box_done",
+    "under_heading",
+    "heading_dated",
+    "heading_asks",
+    "first_sentence",
+    "first_block",
+    "one_block",
+    *(f"kind_{k}" for k in KINDS),
+    "trust",
+    "restated",
+    "imperative",
+    "imperative_dated",
+    "plan_section",
+    "plan_dated",
+    "fact_days",
+    "wordings",
+    "future",
+)
+
+
+def spread(eps: Sequence[Ep], idx: Iterable[int]) -> int:
+    """On how many days a fact is said: distinct dates of its dated episodes, and each
+    undated source once (a reference note is not restated by being read again)."""
+    return len(
+        {e.occurred_at.date() if e.dated else -e.source_id for e in map(eps.__getitem__, idx)}
+    )
+
+
+def restatement(U: Units, eps: Sequence[Ep], fact: Fact | None, u: int) -> tuple[int, int]:
+    """How a fact is restated: the ``spread`` of everything that says it, and in how many
+    wordings (unit ``u`` alone when it belongs to no fact)."""
+    if fact is None:
+        return spread(eps, U.eps[u]), 1
+    idx = fact.episodes if fact.episodes is not None else {i for w in fact.units for i in U.eps[w]}
+    return spread(eps, idx), sum(1 for w in fact.units if U.eps[w])
+
+
+def unit_features(U: Units, u: int, restated: tuple[int, int]) -> list[float]:
+    """``features`` of unit ``u`` of a sweep, as training and Deep both compute them."""
+    days, wordings = restated
+    return features(U.text[u], U.feat[u], U.place[u], U.weight[u], U.trust[u], days, wordings)
+
+
+def features(
+    text: str,
+    f: Features,
+    place: int,
+    weight: int,
+    trust: float,
+    days: int = 1,
+    wordings: int = 1,
+) -> list[float]:
+    """The feature vector of one sentence in its place, in the order of ``FEATURES``;
+    ``days`` and ``wordings`` say how the fact it states is restated (``restatement``)."""
+    stripped = text.strip()
+    words = [w.lower().replace("’", "'") for w in _WORD_RE.findall(stripped)]
+    wordset = set(words)
+    n = max(len(words), 1)
+    chars = max(len(stripped), 1)
+    markup = sum(1 for c in stripped if not c.isalnum() and c not in _PLAIN)
+    kind = place >> _KIND_SHIFT
+    order = imperative(stripped)
+    plan = bool(place & PLAN_SECTION)
+    # A log is dated: an order or a to-do list there is the day's plan, in a note a rule.
+    logged = KINDS[kind] in _DATED_KINDS if kind < len(KINDS) else False
+    return [
+        min(math.log1p(f.words) / math.log(50.0), 1.0),
+        float(f.words < 6),
+        float(f.words > 40),
+        float(stripped.endswith("?")),
+        float(stripped.endswith(":")),
+        float(stripped[-1:] in (".", "!")),
+        float(stripped[:1].isupper()),
+        float(bool(_FIRST_SINGULAR & wordset)),
+        float(bool(_FIRST_PLURAL & wordset)),
+        float(bool(_SECOND & wordset)),
+        float(bool(_OBLIGATION & wordset)),
+        float(bool(_COPULA & wordset)),
+        float(f.negated),
+        float(dated(stripped)),
+        float(opens_pointing_back(stripped)),
+        float(asks_the_listener(stripped)),
+        float(not_a_claim(stripped)),
+        float(standalone(stripped)),
+        sum(1 for w in words if len(w) > 4 and w.endswith("ed")) / n,
+        min(len(f.values), 3) / 3.0,
+        float(bool(f.hosts or f.envs)),
+        min(len(f.idents), 3) / 3.0,
+        min(len(f.names), 3) / 3.0,
+        float("`" in stripped),
+        float("http" in stripped or "](" in stripped),
+        min(markup / chars * 10.0, 1.0),
+        min(sum(1 for c in stripped if c.isdigit()) / chars * 5.0, 1.0),
+        f.stop_ratio,
+        float(_SPEAKER_RE.match(stripped) is not None),
+        float("(" in stripped),
+        float(bool(f.cues & DECIDE_CUE)),
+        float(bool(f.cues & LIFE_CUE)),
+        float(bool(place & ITEM)),
+        float(bool(place & NUMBERED)),
+        float(bool(place & BOX_OPEN)),
+        float(bool(place & BOX_DONE)),
+        float(bool(place & UNDER_HEADING)),
+        float(bool(place & HEADING_DATED)),
+        float(bool(place & HEADING_ASKS)),
+        float(bool(place & FIRST_SENTENCE)),
+        float(bool(place & FIRST_BLOCK)),
+        float(bool(place & ONE_BLOCK)),
+        *(float(kind == i) for i in range(len(KINDS))),
+        trust,
+        min(math.log1p(weight) / math.log(10.0), 1.0),
+        float(order),
+        float(order and logged),
+        float(plan),
+        float(plan and logged),
+        min(math.log1p(days - 1) / math.log(10.0), 1.0),
+        min(math.log(max(wordings, 1)) / math.log(5.0), 1.0),
+        float(bool(_FUTURE & wordset)),
+    ]
+
+
+class Model:
+    """A fitted logistic regression: ``bias``, one weight per feature, and the threshold
+    below which a fact is gated as not claim-worthy."""
+
+    __slots__ = ("bias", "threshold", "weights")
+
+    def __init__(self, weights: list[float], bias: float, threshold: float) -> None:
+        if len(weights) != len(FEATURES):
+            raise ValueError(
+                f"claim-worthiness weights: {len(weights)} weights for {len(FEATURES)} features"
+            )
+        self.weights = weights
+        self.bias = bias
+        self.threshold = threshold
+
+    def logit(self, x: list[float]) -> float:
+        return self.bias + sum(w * v for w, v in zip(self.weights, x, strict=True))
+
+    def prob(self, x: list[float]) -> float:
+        z = self.logit(x)
+        return 1.0 / (1.0 + math.exp(-z)) if z > -500 else 0.0
+
+    @classmethod
+    def from_json(cls, doc: dict) -> Model:
+        by_name = doc["weights"]
+        missing = [name for name in FEATURES if name not in by_name]
+        if missing:
+            raise ValueError(f"claim-worthiness weights lack features: {', '.join(missing)}")
+        return cls([by_name[name] for name in FEATURES], doc["bias"], doc["threshold"])
+
+
+@cache
+def shipped() -> Model:
+    """The model shipped with the engine (``worth_weights.json``)."""
+    return Model.from_json(json.loads(WEIGHTS_PATH.read_text(encoding="utf-8")))

@@ -1,0 +1,277 @@
+"""Train the claim-worthiness model (``worth``) on the labelled development corpora.
+
+Usage::
+
+    python -m dreaming.engine.worth_train            # write worth_weights.json, print LOCO
+    python -m dreaming.engine.worth_train --check    # fit and evaluate; write nothing
+
+Corpora: Orchard and Kestrel from ``../shared/eval`` (beside the repository), and every
+generator under ``eval/*/`` (Harbor, Pollen), built into a temporary directory. Each
+corpus is read by the product's importers into episodes (no database, no Django), the
+engine's Light phase cuts them into units, and each unit that is claim material at all
+(no junk reason) becomes one example: its features (``worth.features``) and its label,
+whether the corpus line its sentence comes from is one of the key's ``claim_lines``. A
+unit is located the way the evaluation harness locates a candidate: its first eight
+normalised words inside a line of one of the files it was read from.
+
+The fit is an L2-regularised logistic regression (scipy's L-BFGS from zero weights; each
+corpus weighs the same however many units it has), so it is deterministic, and the
+weights file is written with fixed rounding and key order: the same corpora give the same
+bytes. Leave-one-corpus-out: for each corpus, fit on the others and score it; the
+threshold of the gate is the one global number chosen on those held-out scores (see
+``_threshold``), never on one corpus's in-sample fit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import unicodedata
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+from scipy.optimize import minimize
+
+from llmwiki.importers import TextFile, parse, plan
+from llmwiki.importers.registry import SOURCE_TRUST
+
+from . import light
+from .facts import Clock, Inputs
+from .policy import Policy
+from .types import Ep
+from .worth import FEATURES, WEIGHTS_PATH, restatement, unit_features
+
+REPO = Path(__file__).resolve().parents[2]
+SHARED = REPO.parent / "shared" / "eval"
+L2 = 0.001  # on the mean log-loss: keeps rare features' weights modest
+_UNDATED = datetime(2000, 1, 1, tzinfo=UTC)
+
+
+@dataclass
+class Data:
+    name: str
+    x: np.ndarray
+    y: np.ndarray
+    texts: list[str]
+
+
+def corpora(tmp: Path) -> list[tuple[str, Path, Path]]:
+    """(name, corpus dir, key) of every labelled development corpus."""
+    out = [
+        (name, SHARED / name / "corpus", SHARED / name / "answer_key.json")
+        for name in ("orchard", "kestrel")
+    ]
+    for gen in sorted((REPO / "eval").glob("*/make_corpus.py")):
+        dest = tmp / gen.parent.name
+        for script in ("make_corpus.py", "build_key.py"):
+            subprocess.run(
+                [sys.executable, "-B", str(gen.parent / script), str(dest)],
+                check=True,
+                capture_output=True,
+            )
+        out.append((gen.parent.name, dest / "corpus", dest / "answer_key.json"))
+    missing = [str(c) for _, c, k in out if not c.is_dir() or not k.is_file()]
+    if missing:
+        raise SystemExit(f"worth_train: corpus not found: {', '.join(missing)}")
+    return out
+
+
+def _norm_words(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text).replace("`", "").replace("*", "").lower()
+    return " ".join(re.findall(r"[a-z0-9]+", text))
+
+
+def _lines(root: Path, rel: str) -> list[tuple[int, str]]:
+    out = []
+    for n, line in enumerate((root / rel).read_text(encoding="utf-8").split("\n"), 1):
+        if rel.endswith(".jsonl"):
+            if line.strip():
+                out.append((n, _norm_words(str(json.loads(line).get("content", "")))))
+        else:
+            out.append((n, _norm_words(line)))
+    return out
+
+
+def episodes(root: Path) -> tuple[list[Ep], dict[int, str]]:
+    """The corpus read by the product's importers; episode id -> the file it came from."""
+    files = [
+        TextFile(p.relative_to(root).as_posix(), p.read_text(encoding="utf-8"))
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    ]
+    by_path = {f.path: f for f in files}
+    eps: list[Ep] = []
+    path_of: dict[int, str] = {}
+    for importer, paths in plan(files):
+        if importer in ("skipped", "unsupported"):
+            continue
+        for path in paths:
+            for d in parse(importer, [by_path[path]]):
+                i = len(eps) + 1
+                eps.append(
+                    Ep(
+                        id=i,
+                        occurred_at=d.occurred_at or _UNDATED,
+                        content=d.content,
+                        kind=d.kind,
+                        memory_type=d.memory_type,
+                        actor=d.actor,
+                        source_id=sorted(by_path).index(path) + 1,
+                        source_trust=SOURCE_TRUST.get(importer, 0.5),
+                        tags=d.tags,
+                        dated=d.occurred_at is not None,
+                    )
+                )
+                path_of[i] = path
+    return eps, path_of
+
+
+def examples(name: str, root: Path, key_path: Path) -> Data:
+    key = json.loads(key_path.read_text(encoding="utf-8"))
+    labelled = key["claim_lines"].items()
+    good = {(f, n) for f, ranges in labelled for a, b in ranges for n in range(a, b + 1)}
+    eps, path_of = episodes(root)
+    inp = Inputs.of(eps, (), {}, Policy(), None)
+    lit = light.run(inp, Clock())
+    U = lit.units
+    lines: dict[str, list[tuple[int, str]]] = {}
+    xs, ys, texts = [], [], []
+    for u in range(len(U)):
+        if U.junk[u] or not U.eps[u] or U.claim[u] is not None:
+            continue
+        words = _norm_words(U.text[u]).split()
+        if not words:
+            continue
+        probe = " ".join(words[:8])
+        hits = []
+        for path in sorted({path_of[inp.eps[i].id] for i in U.eps[u]}):
+            got = lines.get(path)
+            if got is None:
+                got = lines[path] = _lines(root, path)
+            hits.extend((path, n) for n, w in got if probe in w)
+        if not hits:
+            continue
+        ci = lit.unit_fact[u]
+        fact = lit.facts[ci] if ci >= 0 else None
+        xs.append(unit_features(U, u, restatement(U, inp.eps, fact, u)))
+        ys.append(float(any(h in good for h in hits)))
+        texts.append(U.text[u])
+    return Data(name, np.asarray(xs, dtype=float), np.asarray(ys, dtype=float), texts)
+
+
+def fit(sets: list[Data]) -> tuple[np.ndarray, float]:
+    """L2 logistic regression; every corpus carries the same total weight."""
+    x = np.vstack([d.x for d in sets])
+    y = np.concatenate([d.y for d in sets])
+    w = np.concatenate([np.full(len(d.y), 1.0 / len(d.y)) for d in sets])
+    w /= w.sum()
+    xb = np.hstack([x, np.ones((len(x), 1))])
+
+    def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
+        z = xb @ theta
+        p = 1.0 / (1.0 + np.exp(-z))
+        ll = np.logaddexp(0.0, z) - y * z
+        reg = 0.5 * L2 * float(theta[:-1] @ theta[:-1])
+        grad = xb.T @ (w * (p - y))
+        grad[:-1] += L2 * theta[:-1]
+        return float(w @ ll) + reg, grad
+
+    got = minimize(
+        loss,
+        np.zeros(xb.shape[1]),
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": 2000, "gtol": 1e-9, "ftol": 1e-12},
+    )
+    theta = np.round(got.x, 6)
+    return theta[:-1], float(theta[-1])
+
+
+def predict(weights: np.ndarray, bias: float, x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-(x @ weights + bias)))
+
+
+def _pr(p: np.ndarray, y: np.ndarray, t: float) -> tuple[float, float]:
+    keep = p >= t
+    tp = float((keep & (y == 1)).sum())
+    precision = tp / keep.sum() if keep.any() else 1.0
+    recall = tp / (y == 1).sum() if (y == 1).any() else 1.0
+    return precision, recall
+
+
+def _auc(p: np.ndarray, y: np.ndarray) -> float:
+    """The chance a claim unit scores above a non-claim one (ties count half)."""
+    pos, neg = p[y == 1], p[y == 0]
+    if not len(pos) or not len(neg):
+        return 1.0
+    above = (pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum()
+    return float(above / (len(pos) * len(neg)))
+
+
+def _f1(p: np.ndarray, y: np.ndarray, t: float) -> float:
+    precision, recall = _pr(p, y, t)
+    return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+
+
+def _threshold(held: list[tuple[np.ndarray, np.ndarray]]) -> float:
+    """The threshold (to 0.01) that maximises the worst held-out F1 over the corpora: one
+    number for every project, judged only on corpora the model did not see."""
+    grid = [k / 100 for k in range(1, 100)]
+    return max(grid, key=lambda t: (min(_f1(p, y, t) for p, y in held), -t))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="fit and evaluate only")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="llmwiki-worth-") as tmp:
+        sets = [examples(n, c, k) for n, c, k in corpora(Path(tmp))]
+    held = []
+    for d in sets:
+        w, b = fit([o for o in sets if o is not d])
+        held.append((predict(w, b, d.x), d.y))
+    threshold = _threshold(held)
+    weights, bias = fit(sets)
+    head = ("corpus", "units", "claims", "LOCO P", "LOCO R", "AUC", "in P", "in R")
+    print("{:<10} {:>6} {:>6}  {:>7} {:>7} {:>6}  {:>6} {:>6}".format(*head))
+    rows = []
+    for d, (p, y) in zip(sets, held, strict=True):
+        lp, lr = _pr(p, y, threshold)
+        ip, ir = _pr(predict(weights, bias, d.x), d.y, threshold)
+        base = float(d.y.mean())
+        rows.append((d.name, len(d.y), int(d.y.sum()), base, lp, lr, ip, ir))
+        print(
+            f"{d.name:<10} {len(d.y):>6} {int(d.y.sum()):>6}  {lp:>7.3f} {lr:>7.3f} "
+            f"{_auc(p, y):>6.3f}  "
+            f"{ip:>6.3f} {ir:>6.3f}   (share of claims {base:.3f})"
+        )
+    print(f"threshold {threshold:.2f} (maximises the worst held-out F1)")
+    if not args.check:
+        doc = {
+            "about": "claim-worthiness model; rebuild: python -m dreaming.engine.worth_train",
+            "bias": round(bias, 6),
+            "threshold": threshold,
+            "weights": {n: round(float(v), 6) for n, v in zip(FEATURES, weights, strict=True)},
+            "loco": {
+                name: {"precision": round(lp, 4), "recall": round(lr, 4)}
+                for name, _, _, _, lp, lr, _, _ in rows
+            },
+            "in_sample": {
+                name: {"precision": round(ip, 4), "recall": round(ir, 4)}
+                for name, _, _, _, _, _, ip, ir in rows
+            },
+            "units": {name: {"examples": n, "claims": c} for name, n, c, *_ in rows},
+        }
+        WEIGHTS_PATH.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        print(f"wrote {WEIGHTS_PATH.relative_to(REPO)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,104 @@
+"""The claim-worthiness model: its place codes, its shipped weights, and its use in Deep."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from dreaming.engine import Ep, Policy, run_sweep
+from dreaming.engine.worth import (
+    BOX_OPEN,
+    FEATURES,
+    ITEM,
+    NUMBERED,
+    WEIGHTS_PATH,
+    Model,
+    place_code,
+    shipped,
+)
+
+T0 = datetime(2026, 3, 2, 9, tzinfo=UTC)
+
+
+def ep(i: int, day: float, text: str, kind: str = "note", trust: float = 0.8) -> Ep:
+    return Ep(i, T0 + timedelta(days=day, minutes=i), text, kind, "episodic", "user:a", i, trust)
+
+
+def test_a_place_code_records_the_list_item_and_its_checkbox():
+    code = place_code(
+        kind="log_entry",
+        item=True,
+        number=3,
+        checkbox=" ",
+        heading=None,
+        first_sentence=True,
+        first_block=False,
+        one_block=False,
+    )
+    assert code & ITEM and code & NUMBERED and code & BOX_OPEN
+
+
+def test_the_shipped_weights_cover_every_feature_and_name_their_threshold():
+    doc = json.loads(WEIGHTS_PATH.read_text(encoding="utf-8"))
+    assert set(doc["weights"]) == set(FEATURES)
+    assert 0.0 < shipped().threshold < 1.0
+
+
+def test_weights_missing_a_feature_are_refused_by_name():
+    doc = json.loads(WEIGHTS_PATH.read_text(encoding="utf-8"))
+    del doc["weights"]["question"]
+    with pytest.raises(ValueError, match="question"):
+        Model.from_json(doc)
+
+
+def test_repeated_chat_fragments_are_gated_and_note_statements_proposed():
+    eps = [
+        ep(1, 0, "The production database runs PostgreSQL 16 on db-prod-1."),
+        ep(2, 0, "Never run migrations from both hosts at the same time."),
+    ]
+    chat = ["CI red on my branch: test_berth_allocation again.", "plenty for us (~2k msgs/hour)"]
+    for k, text in enumerate(chat):
+        eps += [ep(10 + 10 * k + d, d, text, kind="chat_turn", trust=0.5) for d in range(3)]
+
+    result = run_sweep(eps)
+
+    texts = {c.text for c in result.candidates}
+    assert texts == {
+        "The production database runs PostgreSQL 16 on db-prod-1.",
+        "Never run migrations from both hosts at the same time.",
+    }
+    assert all(0.0 < c.signals["worth"] <= 1.0 for c in result.candidates)
+    gated = {s.reason: s.episode_ids for s in result.stays_episodic}
+    assert set(gated["not_claim_worthy"]) == {10, 11, 12, 20, 21, 22}
+    assert "not worded as a claim" in result.diary
+
+
+def test_within_the_cap_a_clean_statement_leads_better_supported_log_narration():
+    # Said on three days, "Paired with …" scores higher on support than the statement
+    # written once; the cap of one must still propose the statement, and the narration
+    # is gated as not worded as a claim (or at most deferred behind it).
+    eps = [ep(1, 0, "Never run migrations from both hosts at the same time.")]
+    eps += [
+        ep(10 + d, d, "Paired with Bo on the invoice export job, mostly reading logs.", "log_entry")
+        for d in range(3)
+    ]
+    result = run_sweep(eps, policy=Policy(max_proposals=1))
+
+    proposed = [c.text for c in result.candidates if c.status == "proposed"]
+    assert proposed == ["Never run migrations from both hosts at the same time."]
+
+
+def test_a_fact_is_proposed_in_its_most_claim_like_wording():
+    # The wording covering most of the fact's terms opens on a reminder; another wording
+    # of the same fact reads as a plain statement, and that one is what a reviewer sees.
+    eps = [
+        ep(1, 0, "- Reminder: billing-db-3 holds invoices in its ledger schema.", "log_entry", 0.6),
+        ep(2, 1, "- The invoices live in the ledger schema (billing-db-3).", "log_entry", 0.6),
+    ]
+    result = run_sweep(eps)
+
+    (candidate,) = result.candidates
+    assert candidate.text == "The invoices live in the ledger schema (billing-db-3)."
+    assert candidate.signals["worth"] >= shipped().threshold
