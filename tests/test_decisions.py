@@ -128,8 +128,8 @@ def test_the_form_keeps_the_edit_and_offers_only_approve_as_edited(client, bob, 
     body = response.content.decode()
     assert "approve it as edited, or revert the edit" in body
     assert f">{edited}</textarea>" in body
-    assert 'data-action="approve" accesskey="a" hidden>Approve</button>' in body
-    assert 'data-action="approve-edit" accesskey="a">Approve as edited</button>' in body
+    assert 'data-action="approve" data-key="A" accesskey="a" hidden>Approve</button>' in body
+    assert 'data-action="approve-edit" data-key="A" accesskey="a">Approve as edited</button>' in body
     assert 'data-action="revert-edit">Revert edit</a>' in body
     assert not Claim.objects.exists()
     response = client.post(action_url(staging, "approve-edit"), form(staging, edited_text=edited))
@@ -140,8 +140,8 @@ def test_the_form_keeps_the_edit_and_offers_only_approve_as_edited(client, bob, 
 def test_an_unchanged_text_approves_plainly_and_shows_one_approve_button(client, bob, staging):
     client.force_login(bob)
     body = panel(client, staging)
-    assert 'data-action="approve" accesskey="a">Approve</button>' in body
-    assert 'data-action="approve-edit" accesskey="a" hidden>' in body
+    assert 'data-action="approve" data-key="A" accesskey="a">Approve</button>' in body
+    assert 'data-action="approve-edit" data-key="A" accesskey="a" hidden>' in body
     response = client.post(action_url(staging, "approve"), form(staging))
     assert response.status_code == 302
     assert Review.objects.get(candidate=staging).action == "approve"
