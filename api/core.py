@@ -14,8 +14,15 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer
 
 from api.models import ApiToken
-from api.services import Caller, NotFound, Unauthorized, caller_for, token_authenticate
+from api.services import (
+    Caller,
+    NotFound,
+    Unauthorized,
+    caller_for,
+    token_authenticate,
+)
 from llmwiki.errors import InputError, Refused
+from llmwiki.middleware import BUSY_RETRY_AFTER
 
 PAGE_DEFAULT = 50
 PAGE_MAX = 200
@@ -107,6 +114,7 @@ def _invalid(request: HttpRequest, exc: ValidationError) -> HttpResponse:
         request,
         422,
         f"{where(first)}: {first.get('msg', 'invalid')}" if first else "invalid request",
+        field=where(first) if first else None,
         errors=[{"field": where(e), "message": e.get("msg", "")} for e in exc.errors],
     )
 
@@ -116,13 +124,32 @@ def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
     return error(request, exc.status_code, str(exc))
 
 
+def _retry_after_documented(schema: dict) -> None:
+    """429 and 503 answers say when to try again, in a header as well as in words."""
+    waits = {
+        "429": "seconds until the token's write window has room again (the message says the same)",
+        "503": f"seconds to wait for the other write to finish ({BUSY_RETRY_AFTER})",
+    }
+    for item in schema["paths"].values():
+        for operation in item.values():
+            # Status codes are still ints here; they become strings in the JSON.
+            for status, response in operation.get("responses", {}).items():
+                if str(status) in waits:
+                    response["headers"] = {
+                        "Retry-After": {
+                            "description": waits[str(status)],
+                            "schema": {"type": "integer"},
+                        }
+                    }
+                if str(status) == "503":
+                    response["description"] = (
+                        "The database is busy with another write (a sweep or an import); "
+                        "nothing was written and the request is safe to repeat"
+                    )
+
+
+api.schema_hooks.append(_retry_after_documented)
+
+
 def caller(request: HttpRequest, slug: str, scope: str) -> Caller:
     return caller_for(request.auth, slug, scope)
-
-
-def page_window(limit: int, offset: int) -> tuple[int, int]:
-    if not 1 <= limit <= PAGE_MAX:
-        raise InputError("limit", f"must be between 1 and {PAGE_MAX}, got {limit}")
-    if not 0 <= offset <= OFFSET_MAX:
-        raise InputError("offset", f"must be between 0 and {OFFSET_MAX}, got {offset}")
-    return limit, offset
