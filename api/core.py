@@ -6,17 +6,20 @@ the same services, gates and access rules as the web pages and the MCP server.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.parser import Parser
 from ninja.security import HttpBearer
 
 from api.models import ApiToken
 from api.services import (
     Caller,
     NotFound,
+    TooManyWrites,
     Unauthorized,
     caller_for,
     token_authenticate,
@@ -30,6 +33,20 @@ PAGE_MAX = 200
 # databases take: past it SQLite answered "datatype mismatch" and PostgreSQL "bigint out of
 # range", as 500s.
 OFFSET_MAX = 1_000_000_000
+
+
+class JsonBody(Parser):
+    """A body that is not JSON is refused naming where it stops being JSON."""
+
+    def parse_body(self, request: HttpRequest) -> Any:
+        try:
+            return json.loads(request.body)
+        except UnicodeDecodeError:
+            raise InputError("body", "is not UTF-8 text, so it is not JSON") from None
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                "body", f"is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+            ) from None
 
 
 class TokenAuth(HttpBearer):
@@ -59,6 +76,7 @@ api = Api(
         'Scopes: read, write-events, review. Errors are JSON: `{"message": ...}`.'
     ),
     auth=TokenAuth(),
+    parser=JsonBody(),
     urls_namespace="api",
 )
 api.schema_hooks = []
@@ -84,8 +102,8 @@ def _unauthorized(request: HttpRequest, exc: Unauthorized) -> HttpResponse:
 @api.exception_handler(Refused)
 def _refused(request: HttpRequest, exc: Refused) -> HttpResponse:
     response = error(request, exc.status, str(exc))
-    if exc.status == 429:
-        response["Retry-After"] = "60"
+    if isinstance(exc, TooManyWrites):
+        response["Retry-After"] = str(exc.retry_after)
     return response
 
 
@@ -121,6 +139,9 @@ def _invalid(request: HttpRequest, exc: ValidationError) -> HttpResponse:
 
 @api.exception_handler(HttpError)
 def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    # ninja wraps what the body parser raised in "Cannot parse request body".
+    if isinstance(exc.__cause__, InputError):
+        return _bad_input(request, exc.__cause__)
     return error(request, exc.status_code, str(exc))
 
 
