@@ -9,8 +9,10 @@ import re
 import pytest
 from django.contrib.staticfiles import finders
 from django.core.serializers.json import DjangoJSONEncoder
+from jsonschema import Draft202012Validator
 from ninja import Status
 from ninja.operation import Operation
+from schemathesis.specs.openapi.definitions import OPENAPI_31
 
 from dreaming import services as dreaming
 from dreaming.models import Candidate, Conflict, DreamRun
@@ -210,3 +212,15 @@ def test_the_typed_answers_keep_every_field_the_operations_build(client, swept, 
     assert "claim" in {item["kind"] for item in found["items"]}
     preview = [a.json() for a in answers if "preview" in a.json() and a.json()["preview"]]
     assert preview and preview[0]["preview"]["candidates"]
+
+
+def test_the_schema_is_valid_openapi_3_1(schema):
+    # The OpenAPI 3.1 meta-schema (as schemathesis ships it), and every schema object in
+    # it valid JSON Schema 2020-12, the dialect 3.1 uses.
+    assert schema["openapi"].startswith("3.1")
+    errors = sorted(Draft202012Validator(OPENAPI_31).iter_errors(schema), key=str)
+    assert not errors, [f"{list(e.absolute_path)}: {e.message}" for e in errors[:5]]
+    for component in schema["components"]["schemas"].values():
+        Draft202012Validator.check_schema(component)
+    broken = {**schema, "paths": {"/api/x": {"get": {"responses": {"200": {}}}}}}
+    assert list(Draft202012Validator(OPENAPI_31).iter_errors(broken))
