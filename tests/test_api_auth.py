@@ -68,15 +68,15 @@ def test_another_projects_slug_is_404(client, project, other_project, alice):
 
 
 @pytest.mark.parametrize(
-    ("method", "path", "body", "scope"),
+    ("method", "path", "body", "scope", "others"),
     [
-        ("get", "pages", None, "read"),
-        ("post", "events", {"content": "x"}, "write-events"),
-        ("post", "dream", {}, "review"),
+        # Review includes read, so only write-events is without it.
+        ("get", "pages", None, "read", ["write-events"]),
+        ("post", "events", {"content": "x"}, "write-events", ["read", "review"]),
+        ("post", "dream", {}, "review", ["read", "write-events"]),
     ],
 )
-def test_each_scope_guards_its_endpoints(client, project, alice, method, path, body, scope):
-    others = [s for s in ApiToken.Scope.values if s != scope]
+def test_each_scope_guards_its_endpoints(client, project, alice, method, path, body, scope, others):
     headers = bearer(project, alice, *others)
     if method == "get":
         response = client.get(url(project, path), headers=headers)
