@@ -6,16 +6,26 @@ the same services, gates and access rules as the web pages and the MCP server.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.parser import Parser
 from ninja.security import HttpBearer
 
 from api.models import ApiToken
-from api.services import Caller, NotFound, Unauthorized, caller_for, token_authenticate
+from api.services import (
+    Caller,
+    NotFound,
+    TooManyWrites,
+    Unauthorized,
+    caller_for,
+    token_authenticate,
+)
 from llmwiki.errors import InputError, Refused
+from llmwiki.middleware import BUSY_RETRY_AFTER
 
 PAGE_DEFAULT = 50
 PAGE_MAX = 200
@@ -23,6 +33,20 @@ PAGE_MAX = 200
 # databases take: past it SQLite answered "datatype mismatch" and PostgreSQL "bigint out of
 # range", as 500s.
 OFFSET_MAX = 1_000_000_000
+
+
+class JsonBody(Parser):
+    """A body that is not JSON is refused naming where it stops being JSON."""
+
+    def parse_body(self, request: HttpRequest) -> Any:
+        try:
+            return json.loads(request.body)
+        except UnicodeDecodeError:
+            raise InputError("body", "is not UTF-8 text, so it is not JSON") from None
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                "body", f"is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+            ) from None
 
 
 class TokenAuth(HttpBearer):
@@ -52,6 +76,7 @@ api = Api(
         'Scopes: read, write-events, review. Errors are JSON: `{"message": ...}`.'
     ),
     auth=TokenAuth(),
+    parser=JsonBody(),
     urls_namespace="api",
 )
 api.schema_hooks = []
@@ -77,8 +102,8 @@ def _unauthorized(request: HttpRequest, exc: Unauthorized) -> HttpResponse:
 @api.exception_handler(Refused)
 def _refused(request: HttpRequest, exc: Refused) -> HttpResponse:
     response = error(request, exc.status, str(exc))
-    if exc.status == 429:
-        response["Retry-After"] = "60"
+    if isinstance(exc, TooManyWrites):
+        response["Retry-After"] = str(exc.retry_after)
     return response
 
 
@@ -107,22 +132,45 @@ def _invalid(request: HttpRequest, exc: ValidationError) -> HttpResponse:
         request,
         422,
         f"{where(first)}: {first.get('msg', 'invalid')}" if first else "invalid request",
+        field=where(first) if first else None,
         errors=[{"field": where(e), "message": e.get("msg", "")} for e in exc.errors],
     )
 
 
 @api.exception_handler(HttpError)
 def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    # ninja wraps what the body parser raised in "Cannot parse request body".
+    if isinstance(exc.__cause__, InputError):
+        return _bad_input(request, exc.__cause__)
     return error(request, exc.status_code, str(exc))
+
+
+def _retry_after_documented(schema: dict) -> None:
+    """429 and 503 answers say when to try again, in a header as well as in words."""
+    waits = {
+        "429": "seconds until the token's write window has room again (the message says the same)",
+        "503": f"seconds to wait for the other write to finish ({BUSY_RETRY_AFTER})",
+    }
+    for item in schema["paths"].values():
+        for operation in item.values():
+            # Status codes are still ints here; they become strings in the JSON.
+            for status, response in operation.get("responses", {}).items():
+                if str(status) in waits:
+                    response["headers"] = {
+                        "Retry-After": {
+                            "description": waits[str(status)],
+                            "schema": {"type": "integer"},
+                        }
+                    }
+                if str(status) == "503":
+                    response["description"] = (
+                        "The database is busy with another write (a sweep or an import); "
+                        "nothing was written and the request is safe to repeat"
+                    )
+
+
+api.schema_hooks.append(_retry_after_documented)
 
 
 def caller(request: HttpRequest, slug: str, scope: str) -> Caller:
     return caller_for(request.auth, slug, scope)
-
-
-def page_window(limit: int, offset: int) -> tuple[int, int]:
-    if not 1 <= limit <= PAGE_MAX:
-        raise InputError("limit", f"must be between 1 and {PAGE_MAX}, got {limit}")
-    if not 0 <= offset <= OFFSET_MAX:
-        raise InputError("offset", f"must be between 0 and {OFFSET_MAX}, got {offset}")
-    return limit, offset

@@ -9,7 +9,8 @@ from django.http import FileResponse, HttpRequest
 from ninja import Field, Query, Schema, Status
 
 from api import operations, reading, recall
-from api.core import PAGE_DEFAULT, api, caller, page_window
+from api import schemas as out
+from api.core import OFFSET_MAX, PAGE_DEFAULT, PAGE_MAX, api, caller
 from api.models import ApiToken
 from dreaming import review_actions
 from llmwiki.errors import InputError
@@ -21,22 +22,22 @@ from llmwiki.record import (
     EVENT_MAX_TAGS,
     EventKind,
 )
+from llmwiki.search.retrieval import MAX_LIMIT
+from reviews.exports.documents import DEFAULT_BUDGET, MIN_BUDGET
 
 Scope = ApiToken.Scope
 
 
-class ErrorOut(Schema):
-    message: str
-
-
-ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: ErrorOut}
-WRITE_ERRORS = {**ERRORS, 409: ErrorOut, 413: ErrorOut, 429: ErrorOut}
+E = out.ErrorOut
+# Every route may meet a busy database: even a read stamps its token's last use.
+ERRORS = {400: E, 401: E, 403: E, 404: E, 422: E, 503: out.BusyOut}
+WRITE_ERRORS = {**ERRORS, 409: E, 413: E, 429: E}
 P = "/projects/{slug}"
 
 
 class Paging(Schema):
-    limit: int = PAGE_DEFAULT
-    offset: int = 0
+    limit: int = Field(PAGE_DEFAULT, ge=1, le=PAGE_MAX, description="at most this many items")
+    offset: int = Field(0, ge=0, le=OFFSET_MAX, description="skip this many items first")
 
 
 # --- Events -------------------------------------------------------------------------------
@@ -62,7 +63,7 @@ class EventIn(Schema):
     )
 
 
-@api.post(f"{P}/events", response={201: dict, **WRITE_ERRORS}, tags=["events"])
+@api.post(f"{P}/events", response={201: out.RecordedEvent, **WRITE_ERRORS}, tags=["events"])
 def record_event(request: HttpRequest, slug: str, payload: EventIn):
     """Record one event as an episode, through the same gate as file imports (write-events)."""
     who = caller(request, slug, Scope.WRITE_EVENTS)
@@ -72,15 +73,24 @@ def record_event(request: HttpRequest, slug: str, payload: EventIn):
 # --- Candidates and review ----------------------------------------------------------------
 
 
-@api.get(f"{P}/candidates", response={200: dict, **ERRORS}, tags=["review"])
-def candidates(request: HttpRequest, slug: str, status: str = "", paging: Query[Paging] = None):
+class CandidateFilter(Paging):
+    status: out.CandidateStatus | None = Field(None, description="only candidates in this status")
+
+
+@api.get(f"{P}/candidates", response={200: out.CandidatePage, **ERRORS}, tags=["review"])
+def candidates(request: HttpRequest, slug: str, paging: Query[CandidateFilter] = None):
     """Candidates by score, with evidence and signals; `status` filters (read)."""
     who = caller(request, slug, Scope.READ)
-    limit, offset = page_window(paging.limit, paging.offset)
-    return operations.candidate_list(who, status=status, limit=limit, offset=offset)
+    return operations.candidate_list(
+        who, status=paging.status or "", limit=paging.limit, offset=paging.offset
+    )
 
 
-@api.get(f"{P}/candidates/{{candidate_id}}", response={200: dict, **ERRORS}, tags=["review"])
+@api.get(
+    f"{P}/candidates/{{candidate_id}}",
+    response={200: out.CandidateDetail, **ERRORS},
+    tags=["review"],
+)
 def candidate(request: HttpRequest, slug: str, candidate_id: int):
     """One candidate, with the `version` and `page_revision_id` a review action sends (read)."""
     return operations.candidate_get(caller(request, slug, Scope.READ), candidate_id)
@@ -99,7 +109,7 @@ class ReviewIn(Schema):
 REVIEW_PATH = f"{P}/candidates/{{candidate_id}}/{{action}}"
 
 
-@api.post(REVIEW_PATH, response={200: dict, **WRITE_ERRORS}, tags=["review"])
+@api.post(REVIEW_PATH, response={200: out.ReviewOut, **WRITE_ERRORS}, tags=["review"])
 def review(request: HttpRequest, slug: str, candidate_id: int, action: str, payload: ReviewIn):
     """A review action through the review gates, as the token's creator (review).
 
@@ -132,7 +142,7 @@ class DreamIn(Schema):
     backfill_to: date | None = None
 
 
-@api.post(f"{P}/dream", response={202: dict, **WRITE_ERRORS}, tags=["dreaming"])
+@api.post(f"{P}/dream", response={202: out.RunOut, **WRITE_ERRORS}, tags=["dreaming"])
 def dream(request: HttpRequest, slug: str, payload: DreamIn):
     """Queue a sweep (or a preview, or a backfill) for the worker; poll the run (review)."""
     who = caller(request, slug, Scope.REVIEW)
@@ -144,7 +154,7 @@ def dream(request: HttpRequest, slug: str, payload: DreamIn):
     return Status(202, operations.dream_trigger(who, preview=payload.preview, backfill=window))
 
 
-@api.get(f"{P}/dream/runs/{{run_id}}", response={200: dict, **ERRORS}, tags=["dreaming"])
+@api.get(f"{P}/dream/runs/{{run_id}}", response={200: out.RunOut, **ERRORS}, tags=["dreaming"])
 def dream_run(request: HttpRequest, slug: str, run_id: int):
     """A run's status, phases and counts; a preview's result once it has finished (read)."""
     return operations.run_get(caller(request, slug, Scope.READ), run_id)
@@ -153,14 +163,19 @@ def dream_run(request: HttpRequest, slug: str, run_id: int):
 # --- Pages --------------------------------------------------------------------------------
 
 
-@api.get(f"{P}/pages", response={200: dict, **ERRORS}, tags=["wiki"])
+@api.get(f"{P}/pages", response={200: out.PageList, **ERRORS}, tags=["wiki"])
 def pages(request: HttpRequest, slug: str):
     """The project's wiki pages and their current revisions (read)."""
     return reading.page_list(caller(request, slug, Scope.READ))
 
 
-@api.get(f"{P}/pages/{{key}}", response={200: dict, **ERRORS}, tags=["wiki"])
-def page(request: HttpRequest, slug: str, key: str, revision: int | None = None):
+@api.get(f"{P}/pages/{{key}}", response={200: out.PageOut, **ERRORS}, tags=["wiki"])
+def page(
+    request: HttpRequest,
+    slug: str,
+    key: str,
+    revision: int | None = Query(None, ge=1, description="a revision number; default current"),
+):
     """A page's markdown (current revision unless `revision`) and its approved claims (read)."""
     return reading.page_read(caller(request, slug, Scope.READ), key, revision)
 
@@ -169,7 +184,9 @@ def page(request: HttpRequest, slug: str, key: str, revision: int | None = None)
 
 
 @api.get(
-    f"{P}/provenance/{{kind}}/{{object_id}}", response={200: dict, **ERRORS}, tags=["provenance"]
+    f"{P}/provenance/{{kind}}/{{object_id}}",
+    response={200: out.Provenance, **ERRORS},
+    tags=["provenance"],
 )
 def provenance(
     request: HttpRequest,
@@ -184,7 +201,7 @@ def provenance(
 # --- Conflicts ----------------------------------------------------------------------------
 
 
-@api.get(f"{P}/conflicts", response={200: dict, **ERRORS}, tags=["conflicts"])
+@api.get(f"{P}/conflicts", response={200: out.ConflictPage, **ERRORS}, tags=["conflicts"])
 def conflicts(
     request: HttpRequest,
     slug: str,
@@ -193,28 +210,30 @@ def conflicts(
 ):
     """Contradictions with both sides and their evidence (read)."""
     who = caller(request, slug, Scope.READ)
-    limit, offset = page_window(paging.limit, paging.offset)
-    return reading.conflict_list(who, show=show, limit=limit, offset=offset)
+    return reading.conflict_list(who, show=show, limit=paging.limit, offset=paging.offset)
 
 
-@api.get(f"{P}/open-questions", response={200: dict, **ERRORS}, tags=["conflicts"])
+@api.get(f"{P}/open-questions", response={200: out.ConflictPage, **ERRORS}, tags=["conflicts"])
 def open_questions(request: HttpRequest, slug: str, paging: Query[Paging] = None):
     """Unresolved conflicts, escalated ones (with owner and due date) first (read)."""
     who = caller(request, slug, Scope.READ)
-    limit, offset = page_window(paging.limit, paging.offset)
-    return reading.open_questions(who, limit=limit, offset=offset)
+    return reading.open_questions(who, limit=paging.limit, offset=paging.offset)
 
 
 # --- Retrieval, exports, startup packet ---------------------------------------------------
 
 
-@api.get(f"{P}/retrieve", response={200: dict, **ERRORS}, tags=["retrieval"])
+@api.get(f"{P}/retrieve", response={200: out.ContextPack, **ERRORS}, tags=["retrieval"])
 def retrieve(
     request: HttpRequest,
     slug: str,
     q: str = Query(..., max_length=1000, description="what to look for"),
-    k: int = Query(10, description="at most this many hits (1-100)"),
-    budget: int | None = Query(None, description="token budget of the context pack"),
+    k: int = Query(10, ge=1, le=MAX_LIMIT, description="at most this many hits"),
+    budget: int | None = Query(
+        None,
+        ge=1,
+        description="tokens the context may take (about four characters each); none: no limit",
+    ),
     as_of: str | None = Query(
         None,
         max_length=40,
@@ -232,26 +251,38 @@ def retrieve(
     )
 
 
-@api.get(f"{P}/startup-packet", response={200: dict, **ERRORS}, tags=["exports"])
-def startup_packet(request: HttpRequest, slug: str, budget: int | None = None):
+@api.get(f"{P}/startup-packet", response={200: out.StartupPacket, **ERRORS}, tags=["exports"])
+def startup_packet(
+    request: HttpRequest,
+    slug: str,
+    budget: int | None = Query(
+        None,
+        ge=MIN_BUDGET,
+        description=f"characters the packet may take; default {DEFAULT_BUDGET:,}",
+    ),
+):
     """The startup packet for an agent on the current reviewed state, internal audience (read)."""
     return recall.startup_packet(caller(request, slug, Scope.READ), budget=budget)
 
 
 class ExportIn(Schema):
-    kind: Literal["system-profile", "receiver-brief", "startup-packet", "handoff", "bundle"]
-    audience: Literal["public", "internal", "restricted"] = "internal"
-    budget: int | None = Field(None, description="startup packet budget (characters)")
+    kind: out.ExportKind
+    audience: out.SecurityClassName = "internal"
+    budget: int | None = Field(
+        None,
+        ge=MIN_BUDGET,
+        description=f"characters a startup packet may take; default {DEFAULT_BUDGET:,}",
+    )
 
 
-@api.post(f"{P}/exports", response={201: dict, **WRITE_ERRORS}, tags=["exports"])
+@api.post(f"{P}/exports", response={201: out.ExportOut, **WRITE_ERRORS}, tags=["exports"])
 def export_create(request: HttpRequest, slug: str, payload: ExportIn):
     """Build and store an export from approved claims; restricted needs clearance (review)."""
     who = caller(request, slug, Scope.REVIEW)
     return Status(201, recall.export_generate(who, **payload.dict()))
 
 
-@api.get(f"{P}/exports", response={200: dict, **ERRORS}, tags=["exports"])
+@api.get(f"{P}/exports", response={200: out.ExportList, **ERRORS}, tags=["exports"])
 def exports(request: HttpRequest, slug: str):
     """Stored exports with their files, manifest hash, verify status and staleness (review)."""
     return recall.export_list(caller(request, slug, Scope.REVIEW))

@@ -18,6 +18,8 @@ from mcp.types import ToolAnnotations
 from pydantic import Field, ValidationError
 
 from api import operations, reading, recall
+from api import schemas as out
+from api.core import OFFSET_MAX, PAGE_MAX
 from api.models import ApiToken
 from api.services import Caller, NotFound, Unauthorized, caller_for, token_authenticate
 from llmwiki.errors import InputError, Refused
@@ -140,7 +142,7 @@ def build_server(slug: str, token: str) -> FastMCP:
     @server.tool(annotations=READ_ONLY)
     async def memory_retrieve(
         query: Query, k: Limit = 10, budget: RetrieveBudget = None, as_of: AsOf = None
-    ) -> dict:
+    ) -> out.ContextPack:
         """Search the project's memory: one ranked list of reviewed claims, wiki page
         sections, open conflicts ("disputed: A vs B") and episodes, best first.
 
@@ -185,7 +187,7 @@ def build_server(slug: str, token: str) -> FastMCP:
             str,
             Field(description=f"your agent name, up to {EVENT_MAX_AGENT_CHARS} characters"),
         ] = "",
-    ) -> dict:
+    ) -> out.RecordedEvent:
         return await call(
             Scope.WRITE_EVENTS,
             lambda c: operations.record_event(
@@ -202,11 +204,24 @@ def build_server(slug: str, token: str) -> FastMCP:
     @server.tool(annotations=READ_ONLY)
     async def memory_open_questions(
         limit: Annotated[
-            int, Field(ge=1, le=200, description="at most this many conflicts, 1 to 200")
+            int,
+            Field(ge=1, le=PAGE_MAX, description=f"at most this many conflicts, 1 to {PAGE_MAX}"),
         ] = 20,
-    ) -> dict:
-        """Unresolved conflicts between sources, escalated ones (with owner, due date) first."""
-        return await call(Scope.READ, lambda c: reading.open_questions(c, limit=limit, offset=0))
+        offset: Annotated[
+            int,
+            Field(
+                ge=0,
+                le=OFFSET_MAX,
+                description="skip this many first (0 to start; the next page is offset + "
+                "limit, until offset reaches `count`)",
+            ),
+        ] = 0,
+    ) -> out.ConflictPage:
+        """Unresolved conflicts between sources, escalated ones (with owner, due date) first,
+        a page at a time: `count` says how many there are in all."""
+        return await call(
+            Scope.READ, lambda c: reading.open_questions(c, limit=limit, offset=offset)
+        )
 
     @server.tool(annotations=READ_ONLY)
     async def memory_provenance(
@@ -216,12 +231,12 @@ def build_server(slug: str, token: str) -> FastMCP:
         object_id: Annotated[
             int, Field(ge=1, description="the claim's, candidate's or episode's id")
         ],
-    ) -> dict:
+    ) -> out.Provenance:
         """Where a claim, candidate or episode came from: evidence, sources, sha256, reviewer."""
         return await call(Scope.READ, lambda c: reading.provenance(c, kind, object_id))
 
     @server.tool(annotations=READ_ONLY)
-    async def memory_startup_packet(budget: PacketBudget = None) -> dict:
+    async def memory_startup_packet(budget: PacketBudget = None) -> out.StartupPacket:
         """The project's startup packet: what an agent should know before it starts work,
         built from approved claims and open questions only (internal audience)."""
         chars = budget * CHARS_PER_TOKEN if budget is not None else None

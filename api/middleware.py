@@ -14,7 +14,8 @@ from llmwiki.gate import mb
 
 class ApiLimitsMiddleware:
     """Refuse an oversized /api/ body with 413 before it is read; mark answers no-store;
-    turn any error Django or ninja answered in HTML or text (405, 500) into JSON.
+    turn any error Django or ninja answered in HTML or text (405, 500) into JSON; answer
+    HEAD wherever GET is answered, with GET's status and headers and no body.
 
     Answers carry project memory for one token, so no shared cache may keep them.
     """
@@ -35,13 +36,30 @@ class ApiLimitsMiddleware:
                 {"message": f"request body is over the {mb(limit)} limit of the API"}, status=413
             )
         else:
+            head = request.method == "HEAD"
+            if head:
+                # ninja routes by method and knows no HEAD.
+                request.method = "GET"
             response = self.get_response(request)
             if response.status_code >= 400 and not response.get("Content-Type", "").startswith(
                 "application/json"
             ):
                 response = _as_json(request, response)
+            if head:
+                _without_body(response)
         add_never_cache_headers(response)
         return response
+
+
+def _without_body(response: HttpResponse) -> None:
+    """Drop the body, keeping the headers (Content-Length too) GET would have sent."""
+    if response.streaming:
+        stream = getattr(response, "file_to_stream", None)
+        if stream is not None:
+            stream.close()
+        response.streaming_content = []
+    else:
+        response.content = b""
 
 
 def _as_json(request: HttpRequest, response: HttpResponse) -> HttpResponse:

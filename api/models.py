@@ -21,7 +21,14 @@ class ApiToken(models.Model):
     class Scope(models.TextChoices):
         READ = "read", "Read (retrieve, pages, candidates, provenance, conflicts)"
         WRITE_EVENTS = "write-events", "Write events (record episodes through the ingest gate)"
-        REVIEW = "review", "Review (dream, review actions, exports; reads sensitive text)"
+        REVIEW = (
+            "review",
+            "Review (dream, review actions, exports; reads sensitive text; includes read)",
+        )
+
+    # Reviewing is judging what one reads: the candidate and its version, its evidence and
+    # provenance, the page it would change, the run a sweep started. So review includes read.
+    IMPLIED = {Scope.REVIEW: (Scope.READ,)}
 
     # What the token's creator must still be allowed to do for each scope to work
     # (`llmwiki.access.PERMISSIONS`): the same as the web asks for the same work.
@@ -65,4 +72,4 @@ class ApiToken(models.Model):
         return self.revoked_at is None
 
     def allows(self, scope: str) -> bool:
-        return scope in self.scopes
+        return any(scope == held or scope in self.IMPLIED.get(held, ()) for held in self.scopes)

@@ -160,8 +160,18 @@ def caller_for(token: ApiToken, slug: str, scope: str | None) -> Caller:
     return Caller(token=token, project=project, user=token.created_by, role=role)
 
 
+class TooManyWrites(Refused):
+    """429: the token's window is full; `retry_after` is the wait the message names."""
+
+    def __init__(self, limit: int, retry_after: int) -> None:
+        self.retry_after = retry_after
+        super().__init__(
+            f"write rate limit: {limit} writes a minute per token; retry in {retry_after} s", 429
+        )
+
+
 def write_allowed(token: ApiToken) -> None:
-    """Count one write against the token's window; Refused(429) once the window is full."""
+    """Count one write against the token's window; TooManyWrites once the window is full."""
     limit = settings.LLMWIKI_API_WRITES_PER_MINUTE
     now = timezone.now()
     with transaction.atomic():
@@ -171,9 +181,7 @@ def write_allowed(token: ApiToken) -> None:
             return
         if row.window_writes >= limit:
             wait = int((row.window_started_at + WRITE_WINDOW - now).total_seconds()) + 1
-            raise Refused(
-                f"write rate limit: {limit} writes a minute per token; retry in {wait} s", 429
-            )
+            raise TooManyWrites(limit, wait)
         ApiToken.objects.filter(pk=row.pk).update(window_writes=F("window_writes") + 1)
 
 

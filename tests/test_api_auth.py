@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
-import pytest
+import re
+from datetime import timedelta
 
+import pytest
+from django.http import FileResponse, HttpResponse
+from django.test import RequestFactory
+from django.utils import timezone
+
+from api.middleware import ApiLimitsMiddleware
 from api.models import ApiToken
 from api.services import token_create, token_revoke
 from llmwiki.models import Episode, Membership
@@ -61,15 +68,15 @@ def test_another_projects_slug_is_404(client, project, other_project, alice):
 
 
 @pytest.mark.parametrize(
-    ("method", "path", "body", "scope"),
+    ("method", "path", "body", "scope", "others"),
     [
-        ("get", "pages", None, "read"),
-        ("post", "events", {"content": "x"}, "write-events"),
-        ("post", "dream", {}, "review"),
+        # Review includes read, so only write-events is without it.
+        ("get", "pages", None, "read", ["write-events"]),
+        ("post", "events", {"content": "x"}, "write-events", ["read", "review"]),
+        ("post", "dream", {}, "review", ["read", "write-events"]),
     ],
 )
-def test_each_scope_guards_its_endpoints(client, project, alice, method, path, body, scope):
-    others = [s for s in ApiToken.Scope.values if s != scope]
+def test_each_scope_guards_its_endpoints(client, project, alice, method, path, body, scope, others):
     headers = bearer(project, alice, *others)
     if method == "get":
         response = client.get(url(project, path), headers=headers)
@@ -113,10 +120,15 @@ def test_a_rate_limited_answer_says_when_to_retry(client, project, alice, settin
     settings.LLMWIKI_API_WRITES_PER_MINUTE = 1
     headers = bearer(project, alice, "write-events")
     post(client, url(project, "events"), {"content": "one"}, headers)
+    # The window opened 45 s ago: the header and the message both say about 15 s.
+    ApiToken.objects.update(window_started_at=timezone.now() - timedelta(seconds=45))
     response = post(client, url(project, "events"), {"content": "two"}, headers)
     assert response.status_code == 429
-    assert "Retry-After" in response
-    assert "1 writes a minute" in response.json()["message"]
+    message = response.json()["message"]
+    assert "1 writes a minute" in message
+    wait = int(re.search(r"retry in (\d+) s", message).group(1))
+    assert 10 <= wait <= 16
+    assert response["Retry-After"] == str(wait)
 
 
 def test_api_answers_are_not_cached(client, project, alice):
@@ -131,13 +143,26 @@ def test_a_wrong_method_is_405_in_json(client, project, alice):
     assert response["Allow"] == "POST"
 
 
-def test_a_body_that_is_not_json_is_400(client, project, alice):
+@pytest.mark.parametrize(
+    ("body", "problem"),
+    [
+        (b"{bad", "body: is not valid JSON: Expecting property name enclosed in double quotes"),
+        (
+            b'{"content": "x",}',
+            "body: is not valid JSON: Expecting property name enclosed in double quotes at line 1 column 17",
+        ),
+        (b'{"content": "\xff"}', "body: is not UTF-8 text"),
+    ],
+)
+def test_a_body_that_is_not_json_is_400_naming_the_problem(client, project, alice, body, problem):
     headers = bearer(project, alice, "write-events")
     response = client.post(
-        url(project, "events"), "{bad", content_type="application/json", headers=headers
+        url(project, "events"), body, content_type="application/json", headers=headers
     )
     assert response.status_code == 400
-    assert response.json() == {"message": "Cannot parse request body"}
+    assert response.json()["message"].startswith(problem), response.json()
+    assert response.json()["field"] == "body"
+    assert not Episode.objects.exists()
 
 
 def test_an_unexpected_failure_is_500_in_json(client, project, alice, monkeypatch):
@@ -151,3 +176,47 @@ def test_an_unexpected_failure_is_500_in_json(client, project, alice, monkeypatc
     response = client.get(url(project, "pages"), headers=bearer(project, alice))
     assert response.status_code == 500
     assert response.json() == {"message": "internal error; the server log has the details"}
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["pages", "candidates?limit=5", "retrieve?q=staging", "startup-packet", None],
+)
+def test_head_answers_wherever_get_does_with_the_same_headers(client, project, alice, path):
+    headers = bearer(project, alice, "read")
+    address = url(project, path) if path else "/api/openapi.json"
+    got = client.get(address, headers=headers)
+    head = client.head(address, headers=headers)
+    assert got.status_code == head.status_code == 200, head.content
+    assert head.content == b""
+    for name in ("Content-Type", "Content-Length", "Cache-Control"):
+        assert head.get(name) == got.get(name), name
+
+
+def test_head_to_a_post_only_route_is_405_naming_the_method_to_use(client, project, alice):
+    response = client.head(url(project, "events"), headers=bearer(project, alice, "write-events"))
+    assert response.status_code == 405
+    assert response["Allow"] == "POST"
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        lambda: HttpResponse(b'{"items": []}', content_type="application/json"),
+        lambda: FileResponse(iter([b"# Startup packet"]), content_type="text/markdown"),
+    ],
+)
+def test_head_sends_no_body_of_an_answer_or_a_file(answer):
+    seen: list[str] = []
+
+    def view(request):
+        seen.append(request.method)
+        response = answer()
+        response["Content-Length"] = "16"
+        return response
+
+    response = ApiLimitsMiddleware(view)(RequestFactory().head("/api/projects/x/pages"))
+    assert seen == ["GET"]
+    body = b"".join(response.streaming_content) if response.streaming else response.content
+    assert body == b""
+    assert response["Content-Length"] == "16"

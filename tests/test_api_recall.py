@@ -47,7 +47,7 @@ def test_retrieve_returns_approved_claims_first_with_citations_and_a_trace(
 
 @pytest.mark.parametrize(
     ("params", "status"),
-    [({}, 422), ({"q": "   "}, 400), ({"q": "x", "k": 0}, 400), ({"q": "x", "k": 101}, 400)],
+    [({}, 422), ({"q": "   "}, 400), ({"q": "x", "k": 0}, 422), ({"q": "x", "k": 101}, 422)],
 )
 def test_retrieve_refuses_bad_input(client, project, alice, params, status):
     response = client.get(url(project, "retrieve"), params, headers=bearer(project, alice))
@@ -57,19 +57,19 @@ def test_retrieve_refuses_bad_input(client, project, alice, params, status):
 
 
 @pytest.mark.parametrize(
-    ("params", "field"),
+    ("params", "field", "status"),
     [
         # A 500 on PostgreSQL (no U+0000 in a search or a recall trace).
-        ({"q": "staging\x00db"}, "q"),
-        ({"q": " "}, "q"),
-        # Was answered naming "k".
-        ({"q": "staging", "budget": 0}, "budget"),
-        ({"q": "staging", "k": 0}, "k"),
+        ({"q": "staging\x00db"}, "q", 400),
+        ({"q": " "}, "q", 400),
+        # Was answered naming "k"; outside the range the schema declares.
+        ({"q": "staging", "budget": 0}, "budget", 422),
+        ({"q": "staging", "k": 0}, "k", 422),
     ],
 )
-def test_retrieve_names_the_refused_parameter(client, project, alice, params, field):
+def test_retrieve_names_the_refused_parameter(client, project, alice, params, field, status):
     response = client.get(url(project, "retrieve"), params, headers=bearer(project, alice))
-    assert response.status_code == 400, response.content
+    assert response.status_code == status, response.content
     assert response.json()["field"] == field
     assert not RecallTrace.objects.exists()
 

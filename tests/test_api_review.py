@@ -212,3 +212,20 @@ def test_review_actions_count_against_the_write_rate(client, dreamed, staging, a
     assert limited.status_code == 429
     staging.refresh_from_db()
     assert staging.status == "deferred"
+
+
+def test_a_review_token_reads_what_it_reviews_without_the_read_scope(
+    client, dreamed, staging, alice
+):
+    reviewer = bearer(dreamed, alice, "review", name="reviewer")
+    listed = client.get(url(dreamed, "candidates"), {"status": "proposed"}, headers=reviewer)
+    assert listed.status_code == 200 and staging.pk in [c["id"] for c in listed.json()["items"]]
+    where = client.get(url(dreamed, f"provenance/candidate/{staging.pk}"), headers=reviewer)
+    assert where.status_code == 200 and where.json()["evidence"]
+    body = seen(client, dreamed, staging, reviewer)
+    response = act(client, dreamed, staging, "approve", reviewer, **body, note="checked")
+    assert response.status_code == 200, response.content
+    # Review includes read; nothing else does: a write-events token still reads nothing.
+    writer = bearer(dreamed, alice, "write-events", name="writer")
+    refused = client.get(url(dreamed, f"candidates/{staging.pk}"), headers=writer)
+    assert refused.status_code == 403 and "read scope" in refused.json()["message"]

@@ -223,3 +223,45 @@ def test_the_server_will_not_start_with_a_bad_token(world):
     assert done.returncode == 2
     assert "unknown API token" in done.stderr
     assert done.stdout == ""
+
+
+def test_tools_declare_their_output_and_open_questions_come_a_page_at_a_time(world):
+    async def session() -> None:
+        async with (
+            stdio_client(server(world, world["reader"])) as (read, write),
+            ClientSession(read, write) as client,
+        ):
+            await client.initialize()
+            listed = {t.name: t for t in (await client.list_tools()).tools}
+            for tool in listed.values():
+                assert tool.outputSchema["type"] == "object", tool.name
+                assert tool.outputSchema["properties"], tool.name
+            packet = listed["memory_startup_packet"].outputSchema["properties"]
+            assert {"markdown", "claim_ids", "withheld", "left_out"} <= set(packet)
+            paging = listed["memory_open_questions"].inputSchema["properties"]
+            assert paging["offset"]["minimum"] == 0 and paging["limit"]["maximum"] == 200
+
+            found = await client.call_tool("memory_retrieve", {"query": "staging database"})
+            assert found.structuredContent["items"] == payload(found)["items"]
+            assert found.structuredContent["items"][0]["kind"] == "claim"
+
+            first = await client.call_tool("memory_open_questions", {"limit": 1})
+            everything = payload(first)["count"]
+            pages = [payload(first)["items"]]
+            for offset in range(1, everything):
+                following = await client.call_tool(
+                    "memory_open_questions", {"limit": 1, "offset": offset}
+                )
+                assert following.structuredContent["offset"] == offset
+                pages.append(payload(following)["items"])
+            ids = [item["id"] for page in pages for item in page]
+            assert len(ids) == everything and len(set(ids)) == everything
+            past = payload(await client.call_tool("memory_open_questions", {"offset": everything}))
+            assert past["items"] == [] and past["count"] == everything
+
+            refused = await client.call_tool("memory_open_questions", {"offset": -1})
+            text = refused.content[0].text
+            assert refused.isError and text.startswith("400 bad input: offset:")
+            assert "\n" not in text
+
+    run_client(session)

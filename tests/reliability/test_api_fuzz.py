@@ -2,10 +2,11 @@
 
 Expected: every answer is a deliberate one (2xx, or a 4xx with a JSON message), never a
 500, whatever the body, query or path parameters hold: both values the schema allows and
-values it does not. The project slug is held fixed, and path ids are often the ids of real
-candidates, claims, runs, pages and exports (with the candidate's current version in a
-review body), so the fuzzing reaches past the 404s into the services' gates and writes.
-Afterwards nothing half-written is left: every episode has its source, every claim its page.
+values it does not; and every answer fits the response schema its route declares. The
+project slug is held fixed, and path ids are often the ids of real candidates, claims,
+runs, pages and exports (with the candidate's current version in a review body), so the
+fuzzing reaches past the 404s into the services' gates and writes. Afterwards nothing
+half-written is left: every episode has its source, every claim its page.
 """
 
 from __future__ import annotations
@@ -35,6 +36,11 @@ from reviews.exports import ExportOptions, export_create
 # (derandomized, the same examples every run) and stays well under a minute on both
 # databases; HYPOTHESIS_PROFILE=explore searches afresh with five times as many.
 EXAMPLES = {GenerationMode.POSITIVE: 40, GenerationMode.NEGATIVE: 15}
+# Every answer's body fits the schema declared for its status, with the headers declared.
+ANSWER_CHECKS = [
+    schemathesis.checks.response_schema_conformance,
+    schemathesis.checks.response_headers_conformance,
+]
 
 
 def examples(mode: GenerationMode) -> int:
@@ -125,7 +131,9 @@ def aim(case, project, data) -> None:
         case.query["revision"] = data.draw(st.sampled_from(numbers), label="revision")
 
 
-def test_no_generated_request_gets_a_500(api_schema, memory, alice, settings, request):
+def test_no_generated_request_gets_a_500_or_an_answer_off_its_schema(
+    api_schema, memory, alice, settings, request
+):
     # The write rate has its own tests; here it would turn every later write into a 429.
     settings.LLMWIKI_API_WRITES_PER_MINUTE = 1_000_000
     _, token = token_create(
@@ -167,6 +175,8 @@ def test_no_generated_request_gets_a_500(api_schema, memory, alice, settings, re
                 )
                 if response.status_code >= 400:
                     assert response.json()["message"]
+                # The body fits the schema declared for its status (raises naming the field).
+                case.validate_response(response, checks=ANSWER_CHECKS)
 
             fuzz()
     # The fuzzing reached past authentication and validation, into the writes too.
