@@ -55,10 +55,12 @@ class OneLineForbidden(logging.Filter):
         return True
 
 
+BUSY_RETRY_SECONDS = 5
+BUSY_RETRY_AFTER = str(BUSY_RETRY_SECONDS)
 BUSY_MESSAGE = (
-    "The database is busy with another write (a sweep or an import); try again in a moment."
+    "The database is busy with another write (a sweep or an import); "
+    f"try again in {BUSY_RETRY_SECONDS} s."
 )
-BUSY_RETRY_AFTER = "5"
 
 
 class BusyDatabaseMiddleware:
