@@ -116,6 +116,7 @@ def test_a_web_write_that_outwaits_the_timeout_is_told_to_retry(client, alice, p
     assert b"database is busy" in response.content
     assert api.status_code == 503
     assert api.json()["message"].startswith("The database is busy")
+    assert f"try again in {api['Retry-After']} s" in api.json()["message"]
     # Nothing of the refused upload was stored; the sweep went through whole.
     assert django_digest(STORED) == stored
     assert sweep.result.status == DreamRun.Status.SUCCEEDED
