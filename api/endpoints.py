@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from django.http import FileResponse, HttpRequest
 from ninja import Field, Query, Schema, Status
+from pydantic import field_validator
 
 from api import operations, reading, recall
 from api.core import PAGE_DEFAULT, api, caller, page_window
@@ -21,6 +22,7 @@ from llmwiki.record import (
     EVENT_MAX_TAGS,
     EventKind,
 )
+from llmwiki.vocabulary import export_kind, export_kind_names
 
 Scope = ApiToken.Scope
 
@@ -232,9 +234,28 @@ def startup_packet(request: HttpRequest, slug: str, budget: int | None = None):
 
 
 class ExportIn(Schema):
-    kind: Literal["system-profile", "receiver-brief", "startup-packet", "handoff", "bundle"]
+    kind: str = Field(..., description="the export kind (the schema lists them)")
     audience: Literal["public", "internal", "restricted"] = "internal"
     budget: int | None = Field(None, description="startup packet budget (characters)")
+
+    @field_validator("kind")
+    @classmethod
+    def _declared(cls, kind: str) -> str:
+        if export_kind(kind) is None:
+            raise ValueError(f"unknown kind {kind!r}; one of {', '.join(_export_kind_names())}")
+        return kind
+
+
+def _export_kind_names() -> list[str]:
+    return export_kind_names(aliases=True)
+
+
+def _export_kinds_in_schema(schema: dict) -> None:
+    """`ExportIn.kind` lists the export kinds declared now."""
+    schema["components"]["schemas"]["ExportIn"]["properties"]["kind"]["enum"] = _export_kind_names()
+
+
+api.schema_hooks.append(_export_kinds_in_schema)
 
 
 @api.post(f"{P}/exports", response={201: dict, **WRITE_ERRORS}, tags=["exports"])

@@ -60,8 +60,9 @@ def build(n_candidates: int, reviewers: int, contributors: int):
     from api.services import token_create
     from dreaming.models import Candidate, CandidateEvidence
     from llmwiki.ingest import RawFile, ingest_files
-    from llmwiki.models import Episode, PageKey, Role
+    from llmwiki.models import Episode, Role
     from llmwiki.services import membership_set, project_create
+    from llmwiki.vocabulary import STANDARD_PAGES
 
     users = get_user_model().objects
     owner = users.create_user("load-owner", password="x")
@@ -74,7 +75,7 @@ def build(n_candidates: int, reviewers: int, contributors: int):
         actor=owner,
     )
     episode_ids = list(Episode.objects.filter(project=project).values_list("id", flat=True))
-    targets = [k for k, _ in PageKey.choices[:6]]
+    targets = list(STANDARD_PAGES)
     Candidate.objects.bulk_create(
         Candidate(
             project=project,

@@ -79,8 +79,9 @@ def build_project(label: str, n: int, owner, seed: int):
     """A project with standard pages, `owner` as maintainer, and `n` candidates."""
     from dreaming.engine.policy import SIGNALS
     from dreaming.models import Candidate, CandidateEvidence
-    from llmwiki.models import Episode, PageKey, SecurityClass
+    from llmwiki.models import Episode, SecurityClass
     from llmwiki.services import project_create
+    from llmwiki.vocabulary import STANDARD_PAGES
 
     project = project_create(
         slug=f"review-{label}-{time.time_ns():x}",
@@ -91,7 +92,7 @@ def build_project(label: str, n: int, owner, seed: int):
     episode_ids = ingest_episodes(project, owner, seed)
     rng = random.Random(seed)
     texts = synthetic_texts(n, seed=seed + 1)
-    targets = [k for k, _label in PageKey.choices[:6]]
+    targets = list(STANDARD_PAGES)
     memory_types = [
         Episode.MemoryType.SEMANTIC,
         Episode.MemoryType.PROCEDURAL,

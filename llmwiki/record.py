@@ -16,9 +16,10 @@ from django.utils import timezone
 from llmwiki.blobs import blob_discard, blob_write
 from llmwiki.errors import InputError, refuse_unstorable
 from llmwiki.gate import Scanned, gate, screen
-from llmwiki.importers.base import KINDS, EpisodeDraft
+from llmwiki.importers.base import EpisodeDraft
 from llmwiki.models import AuditEvent, Episode, Project, Source, sha256_hex
 from llmwiki.security.raw import redact_texts
+from llmwiki.vocabulary import IMPORTED_KINDS
 
 # What one posted event may hold, the same over the JSON API and the MCP server. An event
 # says what happened in a few paragraphs; a document is imported as a file.
@@ -101,7 +102,7 @@ def episode_record(
     draft = classify(
         EpisodeDraft(
             content=content.strip(),
-            kind=kind if kind in KINDS else "event",
+            kind=kind if kind in IMPORTED_KINDS else "event",
             actor=name,
             locator=clean["locator"],
             occurred_at=occurred_at,

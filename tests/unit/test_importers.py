@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 
 from llmwiki.errors import InputError
 from llmwiki.importers import (
-    KINDS,
     MEMORY_TYPES,
     REGISTRY,
     RULES,
@@ -37,6 +36,7 @@ from llmwiki.importers import (
     rejection_reason,
 )
 from llmwiki.importers.base import MAX_EPISODE_CHARS, parse_timestamp
+from llmwiki.vocabulary import IMPORTED_KINDS
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "importers"
 
@@ -84,7 +84,7 @@ def test_episode_drafts_refuse_unknown_kinds_actors_and_naive_times() -> None:
         EpisodeDraft("x", "note", "bob", {})
     with pytest.raises(ValueError, match="timezone"):
         EpisodeDraft("x", "note", "system", {}, occurred_at=datetime(2026, 1, 1))
-    assert set(KINDS) >= {"note", "log_entry", "chat_turn", "decision", "tool_call"}
+    assert set(IMPORTED_KINDS) >= {"note", "log_entry", "chat_turn", "decision", "tool_call"}
     assert "handoff-only" in MEMORY_TYPES
 
 
