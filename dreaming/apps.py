@@ -6,4 +6,4 @@ class DreamingConfig(AppConfig):
 
     def ready(self) -> None:
         # Each registers what dreaming contributes: project-page counts, an erasure step.
-        from dreaming import dashboard, erasure  # noqa: F401
+        from dreaming import erasure, project_counts  # noqa: F401

@@ -33,8 +33,8 @@ from llmwiki.wiki import (
     record_change,
     section_block,
 )
+from reviews.errors import ReviewRefused
 from reviews.models import Review
-from reviews.services import ReviewRefused
 
 # The refusal's wording, also how the dashboards count provenance refusals in the audit log.
 PROVENANCE_INCOMPLETE = "provenance incomplete"

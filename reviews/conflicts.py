@@ -27,8 +27,8 @@ from llmwiki.models import (
 )
 from llmwiki.wiki import PagePart, page_recompile, record_change, register_page_part
 from reviews import actions
+from reviews.errors import ReviewRefused
 from reviews.models import Review
-from reviews.services import ReviewRefused
 
 
 def open_questions_part(page: Page) -> PagePart:

@@ -16,10 +16,10 @@ from dreaming.models import Candidate, CandidateEvidence, Conflict, ConflictSide
 from llmwiki.models import Episode, Export
 from llmwiki.vocabulary import PAGE_TITLES, STANDARD_PAGES
 from reviews.conflicts import needs_sensitive_confirmation
-from reviews.export_views import may_download
 from reviews.exports import export_folder
 from reviews.exports.pack import read_manifest
 from reviews.exports.service import export_stored_status, stale_export_ids
+from reviews.views.exports import may_download
 from wizard.models import WizardRun
 from wizard.services import run_episodes
 
