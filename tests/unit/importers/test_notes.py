@@ -274,3 +274,16 @@ def test_a_note_is_dated_by_front_matter_a_date_line_or_its_file_name(
 def test_a_date_far_down_a_note_does_not_date_it() -> None:
     body = "# Notes\n" + "para.\n\n" * 12 + "Date: 2026-06-18\n"
     assert parse_note(TextFile("n.md", body))[0].occurred_at is None
+
+
+def test_link_reference_definitions_are_kept_as_text() -> None:
+    # markdown-it consumes them without a token; the note still holds every line.
+    drafts = parse_note(TextFile("n.md", "# Links\n\n[runbook]: https://wiki.example/rb\n"))
+    assert [(d.content, d.locator["lines"]) for d in drafts] == [
+        ("[runbook]: https://wiki.example/rb", [3, 3])
+    ]
+
+
+def test_a_bullet_indented_two_spaces_stays_with_its_numbered_step() -> None:
+    drafts = parse_note(TextFile("n.md", "1. Drain the node\n  - wait for zero jobs\n2. Reboot\n"))
+    assert len(drafts) == 1 and drafts[0].locator["lines"] == [1, 3]
