@@ -2,8 +2,8 @@
 
 The engine (`dreaming.engine`) is pure; this module runs it on what `sweep_input` loads from
 the database, and settles the run with what `sweep_persist` writes (or, for a preview,
-what `sweep_preview` describes). A sweep writes candidates, conflicts and evidence links only — never
-claims or pages: approved memory changes only through a human review.
+what `sweep_preview` describes). A sweep writes candidates, conflicts and evidence links
+only — never claims or pages: approved memory changes only through a human review.
 """
 
 from __future__ import annotations
