@@ -25,6 +25,7 @@ from wizard.services import run_episodes
 
 SHOWN = 100
 
+
 @dataclass
 class Group:
     key: str
