@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from django.http import FileResponse, HttpRequest
 from ninja import Field, Query, Schema, Status
+from pydantic import field_validator
 
 from api import operations, reading, recall
 from api import schemas as out
@@ -23,6 +24,7 @@ from llmwiki.record import (
     EventKind,
 )
 from llmwiki.search.retrieval import MAX_LIMIT
+from llmwiki.vocabulary import export_kind, export_kind_names
 from reviews.exports.documents import DEFAULT_BUDGET, MIN_BUDGET
 
 Scope = ApiToken.Scope
@@ -266,13 +268,32 @@ def startup_packet(
 
 
 class ExportIn(Schema):
-    kind: out.ExportKind
+    kind: str = Field(..., description="the export kind (the schema lists them)")
     audience: out.SecurityClassName = "internal"
     budget: int | None = Field(
         None,
         ge=MIN_BUDGET,
         description=f"characters a startup packet may take; default {DEFAULT_BUDGET:,}",
     )
+
+    @field_validator("kind")
+    @classmethod
+    def _declared(cls, kind: str) -> str:
+        if export_kind(kind) is None:
+            raise ValueError(f"unknown kind {kind!r}; one of {', '.join(_export_kind_names())}")
+        return kind
+
+
+def _export_kind_names() -> list[str]:
+    return export_kind_names(aliases=True)
+
+
+def _export_kinds_in_schema(schema: dict) -> None:
+    """`ExportIn.kind` lists the export kinds declared now."""
+    schema["components"]["schemas"]["ExportIn"]["properties"]["kind"]["enum"] = _export_kind_names()
+
+
+api.schema_hooks.append(_export_kinds_in_schema)
 
 
 @api.post(f"{P}/exports", response={201: out.ExportOut, **WRITE_ERRORS}, tags=["exports"])

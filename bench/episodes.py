@@ -141,33 +141,29 @@ def effective_batch_size(n: int) -> int:
     return min(BATCH_SIZE, connection.ops.bulk_batch_size(fields, [None] * n) or n)
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, nargs="+", default=[10_000, 100_000])
-    parser.add_argument("--no-record", action="store_true", help="do not append to RESULTS.md")
-    args = parser.parse_args(argv)
+HEADER = [
+    "episodes",
+    "ORM s",
+    "ORM ep/s",
+    "floor s",
+    "floor ep/s",
+    "ORM/floor",
+    "twin ep/s",
+    "ORM/twin",
+    "peak RSS MiB",
+]
 
-    setup_django()
+
+def measure(sizes: list[int]) -> tuple[list[list[Any]], dict[str, list[float]]]:
+    """Insert `n` episodes through the ORM and into the two floors, for each size."""
     floor_dir = Path(tempfile.mkdtemp(prefix="llmwiki-bench-floor-"))
     con = sqlite3.connect(floor_dir / "floor.sqlite3", isolation_level=None)
     con.executescript(FLOOR_PRAGMAS)
     columns = create_floor_tables(con)
-
-    header = [
-        "episodes",
-        "ORM s",
-        "ORM ep/s",
-        "floor s",
-        "floor ep/s",
-        "ORM/floor",
-        "twin ep/s",
-        "ORM/twin",
-        "peak RSS MiB",
-    ]
     rows: list[list[Any]] = []
     times: dict[str, list[float]] = {"orm": [], "floor": [], "twin": []}
     try:
-        for n in args.n:
+        for n in sizes:
             episodes = synthetic_episodes(fresh_project("bench-episodes"), n)
             data = floor_rows(episodes, columns)
             floor_s = time_floor(con, "plain_episode", columns, data)
@@ -194,8 +190,12 @@ def main(argv: list[str]) -> int:
         for path in floor_dir.iterdir():
             path.unlink()
         floor_dir.rmdir()
+    return rows, times
 
-    batch = effective_batch_size(max(args.n))
+
+def notes_on(sizes: list[int], times: dict[str, list[float]]) -> list[str]:
+    """What the figures were measured on, and how each grows with the rows."""
+    batch = effective_batch_size(max(sizes))
     # Django assumes SQLite's old 999-parameter limit, which caps rows per INSERT.
     cap = " (Django's 999-parameter cap for SQLite)" if batch < BATCH_SIZE else ""
     notes = [
@@ -205,7 +205,6 @@ def main(argv: list[str]) -> int:
         f"`bulk_create(batch_size={BATCH_SIZE})` sends {batch} rows per INSERT here"
         f"{cap}. Peak RSS is the whole process so far, including the generated episodes.",
     ]
-    sizes = args.n
     for i in range(1, len(sizes)):
         growth = sizes[i] / sizes[i - 1]
         parts = ", ".join(
@@ -213,15 +212,26 @@ def main(argv: list[str]) -> int:
             for key, label in (("orm", "ORM"), ("floor", "floor"), ("twin", "twin"))
         )
         notes.append(f"Linearity {sizes[i - 1]:,} → {sizes[i]:,} ({growth:.0f}× rows): {parts}.")
+    return notes
 
-    print(text_table(header, rows))
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--no-record", action="store_true", help="do not append to RESULTS.md")
+    args = parser.parse_args(argv)
+
+    setup_django()
+    rows, times = measure(args.n)
+    notes = notes_on(args.n, times)
+    print(text_table(HEADER, rows))
     print()
     for note in notes:
         print(note)
     if not args.no_record:
         record(
             "Episode bulk insert (bench/episodes.py)",
-            [*md_table(header, rows), "", *(f"- {note}" for note in notes)],
+            [*md_table(HEADER, rows), "", *(f"- {note}" for note in notes)],
         )
         print("\nRecorded in bench/RESULTS.md")
     return 0

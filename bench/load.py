@@ -36,6 +36,7 @@ import time
 import urllib.error
 import urllib.request
 from collections import defaultdict
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from common import REPO_DIR, db_label, md_table, record, setup_django, synthetic_texts
@@ -60,8 +61,9 @@ def build(n_candidates: int, reviewers: int, contributors: int):
     from api.services import token_create
     from dreaming.models import Candidate, CandidateEvidence
     from llmwiki.ingest import RawFile, ingest_files
-    from llmwiki.models import Episode, PageKey, Role
+    from llmwiki.models import Episode, Role
     from llmwiki.services import membership_set, project_create
+    from llmwiki.vocabulary import STANDARD_PAGES
 
     users = get_user_model().objects
     owner = users.create_user("load-owner", password="x")
@@ -74,7 +76,7 @@ def build(n_candidates: int, reviewers: int, contributors: int):
         actor=owner,
     )
     episode_ids = list(Episode.objects.filter(project=project).values_list("id", flat=True))
-    targets = [k for k, _ in PageKey.choices[:6]]
+    targets = list(STANDARD_PAGES)
     Candidate.objects.bulk_create(
         Candidate(
             project=project,
@@ -256,6 +258,127 @@ def stop_server(proc: subprocess.Popen) -> str:
     return err or ""
 
 
+@dataclass
+class Traffic:
+    """What the clients saw: timings, errors, and the writes the server acknowledged."""
+
+    timings: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    errors: list[str] = field(default_factory=list)
+    approved: set[int] = field(default_factory=set)
+    posted: dict[int, str] = field(default_factory=dict)
+    retries: list[int] = field(default_factory=lambda: [0])
+    wall: float = 0.0
+    load_before: float = 0.0
+
+
+def drive(base: str, slug: str, ids: list[int], review_tokens, write_tokens, args) -> Traffic:
+    """Reviewers and contributors in parallel threads until done or the deadline."""
+    traffic = Traffic()
+    lock = threading.Lock()
+    deadline = time.monotonic() + args.seconds
+
+    def client(token: str) -> Client:
+        return Client(base, token, traffic.timings, traffic.errors, lock)
+
+    shares = len(review_tokens)
+    threads = [
+        threading.Thread(
+            target=reviewer,
+            args=(client(t), slug, ids[i::shares], deadline, traffic.approved, traffic.retries),
+        )
+        for i, t in enumerate(review_tokens)
+    ]
+    threads += [
+        threading.Thread(
+            target=contributor, args=(client(t), slug, args.events, i, deadline, traffic.posted)
+        )
+        for i, t in enumerate(write_tokens)
+    ]
+    traffic.load_before = os.getloadavg()[0]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    traffic.wall = time.perf_counter() - started
+    return traffic
+
+
+def lost_writes(before: dict, after: dict, traffic: Traffic) -> list[str]:
+    """Every acknowledged write that is not in the database, and every change not asked for."""
+    approved, posted = traffic.approved, traffic.posted
+    lost = []
+    if after["approved"] != before["approved"] | approved:
+        lost.append(
+            f"approved candidates: {len(after['approved'])} in the database, "
+            f"{len(approved)} approvals answered 200"
+        )
+    for what in ("claims", "approval_episodes"):
+        if after[what] != before[what] + len(approved):
+            lost.append(f"{what}: {after[what]}, expected {before[what] + len(approved)}")
+    if after["open"] != before["open"] - len(approved):
+        lost.append(f"open candidates: {after['open']}, expected {before['open'] - len(approved)}")
+    new_episodes = {k: v for k, v in after["episodes"].items() if k not in before["episodes"]}
+    if new_episodes != posted:
+        lost.append(f"episodes: {len(new_episodes)} new, {len(posted)} events answered 201")
+    if any(after["episodes"][k] != v for k, v in before["episodes"].items()):
+        lost.append("an episode stored before the run changed")
+    return lost
+
+
+def summarise(args, traffic: Traffic, lost: list[str]) -> dict:
+    requests = sum(len(v) for v in traffic.timings.values())
+    wall = traffic.wall
+    return {
+        "server": args.server,
+        "reviewers": args.reviewers,
+        "contributors": args.contributors,
+        "wall_s": round(wall, 2),
+        "requests": requests,
+        "throughput_rps": round(requests / wall, 1) if wall else 0.0,
+        "approved": len(traffic.approved),
+        "events": len(traffic.posted),
+        "stale_page_retries": traffic.retries[0],
+        "errors": traffic.errors[:20],
+        "error_count": len(traffic.errors),
+        "lost": lost,
+        "latency_ms": {
+            kind: {
+                "n": len(v),
+                "p50": round(percentile(v, 50), 1),
+                "p95": round(percentile(v, 95), 1),
+                "max": round(max(v), 1),
+            }
+            for kind, v in sorted(traffic.timings.items())
+        },
+    }
+
+
+def record_results(args, summary: dict, traffic: Traffic, lost: list[str], candidates: int):
+    rows = [
+        [kind, s["n"], s["p50"], s["p95"], s["max"]] for kind, s in summary["latency_ms"].items()
+    ]
+    server = args.server + (
+        f" ({args.workers} workers × 4 threads)" if args.server == "gunicorn" else ""
+    )
+    errors = traffic.errors
+    notes = [
+        f"- {server} on 127.0.0.1, database {db_label()}; {args.reviewers} reviewers and "
+        f"{args.contributors} contributors in parallel threads through the JSON API; "
+        f"{dt.timedelta(seconds=round(traffic.wall))} wall, {summary['throughput_rps']} "
+        f"requests/s; the machine's 1-minute load average was {traffic.load_before:.1f} at "
+        "the start (other work shares these cores).",
+        f"- Approved {len(traffic.approved)} of {candidates} candidates, recorded "
+        f"{len(traffic.posted)} events; {traffic.retries[0]} approvals re-read after a 409 "
+        "(another approval had moved the same page meanwhile).",
+        f"- Errors: {len(errors)}. Lost writes: {len(lost)}"
+        + (f" ({'; '.join(lost)})" if lost else "")
+        + ".",
+    ]
+    table = md_table(["request", "count", "p50 ms", "p95 ms", "max ms"], rows)
+    record("Load on the running server (bench/load.py)", [*table, "", *notes])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--reviewers", type=int, default=4)
@@ -284,112 +407,18 @@ def main(argv: list[str] | None = None) -> int:
 
     port = free_port()
     proc = start_server(data_dir, port, args.server, args.workers)
-    base = f"http://127.0.0.1:{port}"
-    timings: dict[str, list[float]] = defaultdict(list)
-    errors: list[str] = []
-    lock = threading.Lock()
-    approved: set[int] = set()
-    posted: dict[int, str] = {}
-    retries = [0]
-    deadline = time.monotonic() + args.seconds
-
-    def client(token: str) -> Client:
-        return Client(base, token, timings, errors, lock)
-
-    slug, shares = project.slug, len(review_tokens)
-    threads = [
-        threading.Thread(
-            target=reviewer, args=(client(t), slug, ids[i::shares], deadline, approved, retries)
-        )
-        for i, t in enumerate(review_tokens)
-    ]
-    threads += [
-        threading.Thread(
-            target=contributor, args=(client(t), slug, args.events, i, deadline, posted)
-        )
-        for i, t in enumerate(write_tokens)
-    ]
-    load_before = os.getloadavg()[0]
-    started = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    wall = time.perf_counter() - started
+    traffic = drive(
+        f"http://127.0.0.1:{port}", project.slug, ids, review_tokens, write_tokens, args
+    )
     server_log = stop_server(proc)
-
-    after = snapshot(project)
-    lost = []
-    if after["approved"] != before["approved"] | approved:
-        lost.append(
-            f"approved candidates: {len(after['approved'])} in the database, "
-            f"{len(approved)} approvals answered 200"
-        )
-    for what in ("claims", "approval_episodes"):
-        if after[what] != before[what] + len(approved):
-            lost.append(f"{what}: {after[what]}, expected {before[what] + len(approved)}")
-    if after["open"] != before["open"] - len(approved):
-        lost.append(f"open candidates: {after['open']}, expected {before['open'] - len(approved)}")
-    new_episodes = {k: v for k, v in after["episodes"].items() if k not in before["episodes"]}
-    if new_episodes != posted:
-        lost.append(f"episodes: {len(new_episodes)} new, {len(posted)} events answered 201")
-    if any(after["episodes"][k] != v for k, v in before["episodes"].items()):
-        lost.append("an episode stored before the run changed")
+    lost = lost_writes(before, snapshot(project), traffic)
     if "Traceback" in server_log:
-        errors.append("the server logged a traceback:\n" + server_log[-2000:])
-
-    requests = sum(len(v) for v in timings.values())
-    summary = {
-        "server": args.server,
-        "reviewers": args.reviewers,
-        "contributors": args.contributors,
-        "wall_s": round(wall, 2),
-        "requests": requests,
-        "throughput_rps": round(requests / wall, 1) if wall else 0.0,
-        "approved": len(approved),
-        "events": len(posted),
-        "stale_page_retries": retries[0],
-        "errors": errors[:20],
-        "error_count": len(errors),
-        "lost": lost,
-        "latency_ms": {
-            kind: {
-                "n": len(v),
-                "p50": round(percentile(v, 50), 1),
-                "p95": round(percentile(v, 95), 1),
-                "max": round(max(v), 1),
-            }
-            for kind, v in sorted(timings.items())
-        },
-    }
-    if args.json:
-        print(json.dumps(summary))
-    else:
-        print(json.dumps(summary, indent=2))
+        traffic.errors.append("the server logged a traceback:\n" + server_log[-2000:])
+    summary = summarise(args, traffic, lost)
+    print(json.dumps(summary) if args.json else json.dumps(summary, indent=2))
     if not args.no_record:
-        rows = [
-            [kind, s["n"], s["p50"], s["p95"], s["max"]]
-            for kind, s in summary["latency_ms"].items()
-        ]
-        server = args.server + (
-            f" ({args.workers} workers × 4 threads)" if args.server == "gunicorn" else ""
-        )
-        notes = [
-            f"- {server} on 127.0.0.1, database {db_label()}; {args.reviewers} reviewers and "
-            f"{args.contributors} contributors in parallel threads through the JSON API; "
-            f"{dt.timedelta(seconds=round(wall))} wall, {summary['throughput_rps']} requests/s; "
-            f"the machine's 1-minute load average was {load_before:.1f} at the start (other work "
-            "shares these cores).",
-            f"- Approved {len(approved)} of {len(ids)} candidates, recorded {len(posted)} "
-            f"events; {retries[0]} approvals re-read after a 409 (another approval had moved "
-            "the same page meanwhile).",
-            f"- Errors: {len(errors)}. Lost writes: {len(lost)}"
-            + (f" ({'; '.join(lost)})" if lost else "")
-            + ".",
-        ]
-        table = md_table(["request", "count", "p50 ms", "p95 ms", "max ms"], rows)
-        record("Load on the running server (bench/load.py)", [*table, "", *notes])
-    return 1 if errors or lost else 0
+        record_results(args, summary, traffic, lost, len(ids))
+    return 1 if traffic.errors or lost else 0
 
 
 if __name__ == "__main__":

@@ -7,4 +7,4 @@ class DreamingConfig(AppConfig):
     def ready(self) -> None:
         # Each registers what dreaming contributes: project-page counts, an erasure step,
         # open conflicts as retrieval hits.
-        from dreaming import dashboard, erasure, retrieval  # noqa: F401
+        from dreaming import erasure, project_counts, retrieval  # noqa: F401

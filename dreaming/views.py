@@ -17,9 +17,9 @@ from dreaming.forms import BackfillForm, PolicyForm
 from dreaming.models import Candidate, DreamRun
 from dreaming.selectors import why_panel
 from llmwiki.access import Do, get_project_for
-from llmwiki.dashboard import next_run
 from llmwiki.models import Episode, RecallTrace
 from llmwiki.pagination import paginate
+from llmwiki.project_counts import next_run
 from llmwiki.schedule import describe_cron
 from llmwiki.services import project_set_dreaming
 

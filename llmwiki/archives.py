@@ -421,46 +421,9 @@ def read_zip(name: str, data: bytes, limits: Limits = DEFAULT) -> list[ArchiveMe
             raise InputError(
                 name, f"too many entries ({len(infos):,}, limit {limits.max_entries:,})"
             )
-
         problems = _local_ranges(data, infos, zf.start_dir)
-        flagged = {entry for entry, _ in problems}
-        wanted: list[zipfile.ZipInfo] = []
-        exact: set[str] = set()
-        normalised: dict[str, str] = {}
-        folded: dict[str, str] = {}
-        parents: set[str] = set()
-        files: list[tuple[str, str]] = []
-        declared = 0
-        for info in infos:
-            entry = info.orig_filename
-            reason = _name_problem(entry)
-            if reason is None and not _is_junk(info.filename):
-                reason = _entry_problem(info, limits)
-                if reason is None:
-                    path = info.filename.removesuffix("/")
-                    nfc, key = unicodedata.normalize("NFC", path), _fold(path)
-                    if path in exact:
-                        reason = "duplicate name"
-                    elif nfc in normalised:
-                        reason = f"same name as {_display(normalised[nfc])} once normalised"
-                    elif key in folded:
-                        reason = f"differs only in case from {_display(folded[key])}"
-                    exact.add(path)
-                    normalised.setdefault(nfc, path)
-                    folded.setdefault(key, path)
-                    if reason is None and not info.is_dir():
-                        declared += info.file_size
-                        wanted.append(info)
-                        files.append((entry, key))
-                        segments = key.split("/")
-                        parents.update("/".join(segments[:i]) for i in range(1, len(segments)))
-            if reason and entry not in flagged:
-                problems.append((entry, reason))
-                flagged.add(entry)
-        for entry, key in files:
-            if key in parents and entry not in flagged:
-                problems.append((entry, "file name clashes with a directory"))
-
+        wanted = _wanted(infos, limits, problems)
+        declared = sum(info.file_size for info in wanted)
         archive: list[str] = []
         if declared > limits.max_total_uncompressed:
             archive.append(
@@ -469,28 +432,78 @@ def read_zip(name: str, data: bytes, limits: Limits = DEFAULT) -> list[ArchiveMe
             )
         if problems or archive:
             _reject(name, problems, archive)
-
-        members: list[ArchiveMember] = []
-        for info in wanted:
-            entry = info.orig_filename
-            try:
-                content = _read_member(zf, info)
-            except _MemberError as exc:
-                problems.append((entry, exc.reason))
-                continue
-            except (zipfile.BadZipFile, zlib.error) as exc:
-                problems.append((entry, _bad_zip_reason(exc)))
-                continue
-            except (OSError, EOFError, ValueError, NotImplementedError, RuntimeError, struct.error):
-                problems.append((entry, "corrupt archive"))
-                continue
-            if _is_archive_bytes(content):
-                problems.append((entry, "nested archive not allowed"))
-                continue
-            members.append(ArchiveMember(info.filename, content))
+        members = _members(zf, wanted, problems)
         if problems:
             _reject(name, problems)
         return members
+
+
+def _wanted(
+    infos: list[zipfile.ZipInfo], limits: Limits, problems: list[tuple[str, str]]
+) -> list[zipfile.ZipInfo]:
+    """The file entries to read, from the central directory alone; what is wrong with the
+    others (names, sizes, clashes) is added to `problems`, once per entry."""
+    flagged = {entry for entry, _ in problems}
+    wanted: list[zipfile.ZipInfo] = []
+    exact: set[str] = set()
+    normalised: dict[str, str] = {}
+    folded: dict[str, str] = {}
+    parents: set[str] = set()
+    files: list[tuple[str, str]] = []
+    for info in infos:
+        entry = info.orig_filename
+        reason = _name_problem(entry)
+        if reason is None and not _is_junk(info.filename):
+            reason = _entry_problem(info, limits)
+            if reason is None:
+                path = info.filename.removesuffix("/")
+                nfc, key = unicodedata.normalize("NFC", path), _fold(path)
+                if path in exact:
+                    reason = "duplicate name"
+                elif nfc in normalised:
+                    reason = f"same name as {_display(normalised[nfc])} once normalised"
+                elif key in folded:
+                    reason = f"differs only in case from {_display(folded[key])}"
+                exact.add(path)
+                normalised.setdefault(nfc, path)
+                folded.setdefault(key, path)
+                if reason is None and not info.is_dir():
+                    wanted.append(info)
+                    files.append((entry, key))
+                    segments = key.split("/")
+                    parents.update("/".join(segments[:i]) for i in range(1, len(segments)))
+        if reason and entry not in flagged:
+            problems.append((entry, reason))
+            flagged.add(entry)
+    for entry, key in files:
+        if key in parents and entry not in flagged:
+            problems.append((entry, "file name clashes with a directory"))
+    return wanted
+
+
+def _members(
+    zf: zipfile.ZipFile, wanted: list[zipfile.ZipInfo], problems: list[tuple[str, str]]
+) -> list[ArchiveMember]:
+    """Decompress the wanted entries; an entry that cannot be read is added to `problems`."""
+    members: list[ArchiveMember] = []
+    for info in wanted:
+        entry = info.orig_filename
+        try:
+            content = _read_member(zf, info)
+        except _MemberError as exc:
+            problems.append((entry, exc.reason))
+            continue
+        except (zipfile.BadZipFile, zlib.error) as exc:
+            problems.append((entry, _bad_zip_reason(exc)))
+            continue
+        except (OSError, EOFError, ValueError, NotImplementedError, RuntimeError, struct.error):
+            problems.append((entry, "corrupt archive"))
+            continue
+        if _is_archive_bytes(content):
+            problems.append((entry, "nested archive not allowed"))
+            continue
+        members.append(ArchiveMember(info.filename, content))
+    return members
 
 
 def read_zip_texts(name: str, data: bytes, limits: Limits = DEFAULT) -> list[tuple[str, str]]:

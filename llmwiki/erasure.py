@@ -8,7 +8,7 @@ only after it commits (a rollback must not leave rows pointing at deleted files)
 
 `llmwiki` runs the erasure and scrubs the rows it owns (sources, episodes, claims, page
 history, exports, blobs). The apps above it own the rest and register an `ErasureStep`
-in their AppConfig.ready(), as they register counts with `llmwiki.dashboard`.
+in their AppConfig.ready(), as they register counts with `llmwiki.project_counts`.
 """
 
 from __future__ import annotations

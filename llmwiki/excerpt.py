@@ -16,7 +16,7 @@ from llmwiki import archives
 from llmwiki.blobs import blob_read
 from llmwiki.errors import InputError
 from llmwiki.models import Episode, Source
-from llmwiki.security.secrets import LONG_RUN_GATE, find_secrets
+from llmwiki.security.raw import redact_secrets
 
 AROUND = 3  # lines shown before and after the episode's own lines
 
@@ -74,19 +74,6 @@ def _source_text(source: Source, path: str) -> str | None:
     return archives.decode_text(path, data, limits)
 
 
-def redact_keeping_lines(text: str) -> str:
-    """Redact secrets, keeping a multi-line one's line breaks so line numbers still hold."""
-    raw = text.encode("ascii") if text.isascii() else None
-    gate = raw.translate(LONG_RUN_GATE) if raw is not None else None
-    parts: list[str] = []
-    pos = 0
-    for start, end, kind in find_secrets(text, text.lower(), raw, gate):
-        parts += [text[pos:start], f"[REDACTED:{kind}]", "\n" * text.count("\n", start, end)]
-        pos = end
-    parts.append(text[pos:])
-    return "".join(parts)
-
-
 def source_excerpt(episode: Episode, around: int = AROUND) -> SourceExcerpt:
     """The episode's lines and `around` lines either side, from its source's raw text."""
     source = episode.source
@@ -105,7 +92,8 @@ def source_excerpt(episode: Episode, around: int = AROUND) -> SourceExcerpt:
         return SourceExcerpt(missing=f"The source's raw file cannot be read: {exc.reason}.")
     if text is None:
         return SourceExcerpt(missing="The file is no longer in the source's archive.")
-    all_lines = redact_keeping_lines(text).split("\n")
+    # Secrets are redacted again on the way out, keeping line breaks so numbers still hold.
+    all_lines = redact_secrets(text, keep_lines=True)[0].split("\n")
     first, last = span
     if first > len(all_lines):
         return SourceExcerpt(missing="The source has fewer lines than the locator names.")

@@ -495,36 +495,11 @@ def _store_rows(
 ) -> int:
     pending: list[tuple[_Member, Source, list[dict[str, Any]], str]] = []
     for unit in units:
-        trust = TRUST_BY_IMPORTER.get(unit.importer, Episode.Trust.DRAFT)
         for m in unit.members:
             if m.existing:
                 report.sources.append(SourceResult(m.path, m.sha256, "unchanged"))
-                continue
-            analysed = [scanned for owner, scanned in unit.drafts if owner is m]
-            m.hashes = {sha256_hex(item.text) for item in analysed}
-            known = versions.still_current(project, m.path, m.hashes) if m.previous else set()
-            rows, summary = gate(project, analysed, trust, now, known)
-            summary["raw"] = "redacted" if m.redacted else "as received"
-            source = Source(
-                project=project,
-                sha256=m.sha256,
-                size=len(m.data),
-                media_type=mimetypes.guess_type(m.path)[0] or "text/plain",
-                original_name=PurePosixPath(m.path).name,
-                path=m.path,
-                importer=unit.importer,
-                retrieved_at=now,
-                previous=m.previous,
-                imported_by=actor if getattr(actor, "pk", None) else None,
-                security_summary=summary,
-            )
-            # "quarantined" only when nothing of the file reached the memory.
-            status = (
-                "quarantined"
-                if rows and summary["quarantined"] == len(rows)
-                else ("updated" if m.previous else "new")
-            )
-            pending.append((m, source, rows, status))
+            else:
+                pending.append(_gated_source(project, unit, m, actor, now))
     # One statement each for sources and audit rows: per-row saves cost ~1 ms apiece.
     Source.objects.bulk_create([source for _, source, _, _ in pending], batch_size=500)
     events = []
@@ -548,21 +523,43 @@ def _store_rows(
                 superseded=superseded,
             )
         )
+        after = {"sha256": m.sha256, "status": status, "episodes": len(rows)}
+        after.update(quarantined=summary["quarantined"], superseded=superseded, flags=flags)
         events.append(
-            AuditEvent.build(
-                actor=actor,
-                action="source.ingest",
-                obj=source,
-                after={
-                    "sha256": m.sha256,
-                    "status": status,
-                    "episodes": len(rows),
-                    "quarantined": summary["quarantined"],
-                    "superseded": superseded,
-                    "flags": flags,
-                },
-            )
+            AuditEvent.build(actor=actor, action="source.ingest", obj=source, after=after)
         )
     AuditEvent.objects.bulk_create(events, batch_size=500)
     bulk_insert(Episode, episodes)
     return len(episodes)
+
+
+def _gated_source(
+    project: Project, unit: _Unit, m: _Member, actor: Any, now: datetime
+) -> tuple[_Member, Source, list[dict[str, Any]], str]:
+    """A new file through the gate: its unsaved Source, its episode rows and its status."""
+    trust = TRUST_BY_IMPORTER.get(unit.importer, Episode.Trust.DRAFT)
+    analysed = [scanned for owner, scanned in unit.drafts if owner is m]
+    m.hashes = {sha256_hex(item.text) for item in analysed}
+    known = versions.still_current(project, m.path, m.hashes) if m.previous else set()
+    rows, summary = gate(project, analysed, trust, now, known)
+    summary["raw"] = "redacted" if m.redacted else "as received"
+    source = Source(
+        project=project,
+        sha256=m.sha256,
+        size=len(m.data),
+        media_type=mimetypes.guess_type(m.path)[0] or "text/plain",
+        original_name=PurePosixPath(m.path).name,
+        path=m.path,
+        importer=unit.importer,
+        retrieved_at=now,
+        previous=m.previous,
+        imported_by=actor if getattr(actor, "pk", None) else None,
+        security_summary=summary,
+    )
+    # "quarantined" only when nothing of the file reached the memory.
+    status = (
+        "quarantined"
+        if rows and summary["quarantined"] == len(rows)
+        else ("updated" if m.previous else "new")
+    )
+    return m, source, rows, status

@@ -15,10 +15,11 @@ from django.utils import timezone
 
 from llmwiki.blobs import blob_discard, blob_write
 from llmwiki.errors import InputError, refuse_unstorable
-from llmwiki.gate import Scanned, gate, screen
-from llmwiki.importers.base import KINDS, EpisodeDraft
+from llmwiki.gate import Scanned, Screened, gate, screen
+from llmwiki.importers.base import EpisodeDraft
 from llmwiki.models import AuditEvent, Episode, Project, Source, sha256_hex
 from llmwiki.security.raw import redact_texts
+from llmwiki.vocabulary import IMPORTED_KINDS
 
 # What one posted event may hold, the same over the JSON API and the MCP server. An event
 # says what happened in a few paragraphs; a document is imported as a file.
@@ -101,7 +102,7 @@ def episode_record(
     draft = classify(
         EpisodeDraft(
             content=content.strip(),
-            kind=kind if kind in KINDS else "event",
+            kind=kind if kind in IMPORTED_KINDS else "event",
             actor=name,
             locator=clean["locator"],
             occurred_at=occurred_at,
@@ -118,15 +119,8 @@ def episode_record(
         "locator": locator,
         "tags": tags,
     }
-    raw = json.dumps(event, sort_keys=True, ensure_ascii=False).encode()
     scanned = Scanned.of(draft)
-    expected = {fp for _, fp in scanned.secrets}
-    stored = raw
-    if expected or meta.secrets:
-        event.update(actor=name, locator=clean["locator"], tags=clean["tags"])
-        if expected:
-            [(_, event["content"])] = redact_texts([("content", content)], expected)
-        stored = json.dumps(event, sort_keys=True, ensure_ascii=False).encode()
+    raw, stored = _raw_event(event, scanned, meta, name)
     scanned = scanned.including(meta)
     sha, written = blob_write(stored, sha256_hex(raw))
     try:
@@ -156,6 +150,20 @@ def episode_record(
             blob_discard(sha)
         raise
     return episode
+
+
+def _raw_event(event: dict, scanned: Scanned, meta: Screened, name: str) -> tuple[bytes, bytes]:
+    """The event's bytes as received, and as stored: redacted when the gate found a secret
+    in its content or metadata (the metadata as screened, `name` the screened poster)."""
+    raw = json.dumps(event, sort_keys=True, ensure_ascii=False).encode()
+    expected = {fp for _, fp in scanned.secrets}
+    if not (expected or meta.secrets):
+        return raw, raw
+    clean = meta.value
+    stored = {**event, "actor": name, "locator": clean["locator"], "tags": clean["tags"]}
+    if expected:
+        [(_, stored["content"])] = redact_texts([("content", event["content"])], expected)
+    return raw, json.dumps(stored, sort_keys=True, ensure_ascii=False).encode()
 
 
 def episode_record_system(

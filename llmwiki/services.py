@@ -13,20 +13,11 @@ from llmwiki.models import (
     EpisodeRelabel,
     Membership,
     Page,
-    PageKey,
     Project,
     Role,
 )
 from llmwiki.models.audit import actor_label
-
-DEFAULT_PAGES = [
-    PageKey.SYSTEM_OVERVIEW,
-    PageKey.DECISION_LOG,
-    PageKey.OPEN_QUESTIONS,
-    PageKey.RUNBOOKS,
-    PageKey.GOVERNANCE,
-    PageKey.GLOSSARY,
-]
+from llmwiki.vocabulary import PAGE_TITLES, STANDARD_PAGES
 
 
 @transaction.atomic
@@ -43,8 +34,8 @@ def project_create(
     project = Project(slug=slug, name=name, description=description, authority=authority)
     project.full_clean()
     project.save()
-    for key in DEFAULT_PAGES:
-        Page.objects.create(project=project, key=key, title=key.label, owner=owner)
+    for key in STANDARD_PAGES:
+        Page.objects.create(project=project, key=key, title=PAGE_TITLES[key], owner=owner)
     AuditEvent.record(
         actor=actor, action="project.create", obj=project, after={"slug": slug, "name": name}
     )

@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from llmwiki import audit_views, views
+from llmwiki import audit_views, erasure_views, views
 
 project_patterns = [
     path("", views.project_home, name="project_home"),
@@ -13,7 +13,7 @@ project_patterns = [
     path("episodes/<int:episode_id>/", views.episode_detail, name="episode"),
     path("quarantine/", views.quarantine, name="quarantine"),
     path("audit/", audit_views.audit_log, name="audit_log"),
-    path("sources/<int:source_id>/erase/", audit_views.erase_source, name="erase_source"),
+    path("sources/<int:source_id>/erase/", erasure_views.erase_source, name="erase_source"),
     path("dreaming/", include("dreaming.urls")),
     path("", include("reviews.urls")),
 ]

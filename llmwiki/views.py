@@ -13,7 +13,6 @@ from django.views.decorators.vary import vary_on_headers
 
 from llmwiki import access
 from llmwiki.access import Do, get_project_for, projects_for, readable_only
-from llmwiki.dashboard import episode_panel, list_counts, project_panel
 from llmwiki.errors import InputError
 from llmwiki.excerpt import source_excerpt
 from llmwiki.forms import (
@@ -26,6 +25,7 @@ from llmwiki.forms import (
 from llmwiki.ingest import ingest_files
 from llmwiki.models import Episode
 from llmwiki.pagination import paginate
+from llmwiki.project_counts import episode_panel, list_counts, project_panel
 from llmwiki.services import episode_set_status, project_update
 
 

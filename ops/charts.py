@@ -153,20 +153,29 @@ def _describe(days: tuple[date, ...], lines: list[Line], unit: str) -> str:
     return " ".join(parts)
 
 
+@dataclass(frozen=True)
+class _Frame:
+    """Where a chart's days and values fall in the SVG."""
+
+    n: int  # days
+    top: float  # the value at the top of the plot
+
+    plot_w = WIDTH - LEFT - RIGHT
+    plot_h = HEIGHT - TOP - BOTTOM
+
+    def x(self, i: int) -> float:
+        return LEFT + self.plot_w * (i + 0.5) / self.n
+
+    def y(self, v: float) -> float:
+        return TOP + self.plot_h * (1 - v / self.top)
+
+
 def _svg(
     key: str, title: str, days: tuple[date, ...], lines: list[Line], unit: str, bars: bool
 ) -> SafeString:
     values = [v for line in lines for v in line.values if v is not None]
     top, tick_label = _axis(values, unit)
-    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
-    n = len(days)
-
-    def x(i: int) -> float:
-        return LEFT + plot_w * (i + 0.5) / n
-
-    def y(v: float) -> float:
-        return TOP + plot_h * (1 - v / top)
-
+    frame = _Frame(len(days), top)
     out = [
         format_html(
             '<svg class="chart" viewBox="0 0 {} {}" width="100%" role="img" '
@@ -181,84 +190,114 @@ def _svg(
             title,
             key,
             _describe(days, lines, unit),
-        )
+        ),
+        *_axes(frame, days, tick_label),
     ]
-    for tick in (0, top / 2, top):
+    for k, line in enumerate(lines):
+        tips = [
+            None if v is None else f"{line.label}, {d:%Y-%m-%d}: {fmt(v, unit)}"
+            for v, d in zip(line.values, days, strict=True)
+        ]
+        draw = _bars(frame, k, len(lines)) if bars else _polyline(frame, k)
+        out.extend(draw(line.values, tips))
+    out.append(SafeString("</svg>"))
+    # Every piece was built by format_html, so joining them escapes nothing twice.
+    return format_html_join("", "{}", ((piece,) for piece in out))
+
+
+def _axes(
+    frame: _Frame, days: tuple[date, ...], tick_label: Callable[[float], str]
+) -> list[SafeString]:
+    """Three grid lines with their values, and the first, middle and last day."""
+    out = []
+    for tick in (0, frame.top / 2, frame.top):
         out.append(
             format_html(
                 '<line class="grid" x1="{}" x2="{}" y1="{}" y2="{}"/>'
                 '<text class="axis" x="{}" y="{}" text-anchor="end">{}</text>',
                 LEFT,
                 WIDTH - RIGHT,
-                _n(y(tick)),
-                _n(y(tick)),
+                _n(frame.y(tick)),
+                _n(frame.y(tick)),
                 LEFT - 6,
-                _n(y(tick) + 4),
+                _n(frame.y(tick) + 4),
                 tick_label(tick),
             )
         )
+    n = frame.n
     for i in sorted({0, n // 2, n - 1}):
         anchor = "start" if i == 0 and n > 1 else "end" if i == n - 1 and n > 1 else "middle"
+        # The end labels sit flush with the plot's edges, so a long date stays inside.
+        edge = LEFT if i == 0 else WIDTH - RIGHT if i == n - 1 else frame.x(i)
         out.append(
             format_html(
                 '<text class="axis" x="{}" y="{}" text-anchor="{}">{}</text>',
-                _n(x(i) if n == 1 else (LEFT if i == 0 else WIDTH - RIGHT if i == n - 1 else x(i))),
+                _n(frame.x(i) if n == 1 else edge),
                 HEIGHT - 8,
                 anchor,
                 day_label(days[i]),
             )
         )
-    for k, line in enumerate(lines):
-        tip = [
-            None if v is None else f"{line.label}, {d:%Y-%m-%d}: {fmt(v, unit)}"
-            for v, d in zip(line.values, days, strict=True)
-        ]
-        if bars:
-            width = max(plot_w / n * 0.7 / len(lines), 1.0)
-            for i, v in enumerate(line.values):
-                if not v:  # a zero-height bar is nothing to hover; the table has the 0
-                    continue
-                left = x(i) - width * len(lines) / 2 + k * width
-                out.append(
-                    format_html(
-                        '<rect class="bar s{}" x="{}" y="{}" width="{}" '
-                        'height="{}"><title>{}</title></rect>',
-                        k,
-                        _n(left),
-                        _n(y(v)),
-                        _n(width),
-                        _n(max(y(0) - y(v), 0.0)),
-                        tip[i],
-                    )
+    return out
+
+
+def _bars(frame: _Frame, k: int, count: int):
+    """Series `k` of `count` as bars side by side in each day's slot."""
+    width = max(frame.plot_w / frame.n * 0.7 / count, 1.0)
+
+    def draw(values: list[float | None], tips: list[str | None]) -> list[SafeString]:
+        out = []
+        for i, v in enumerate(values):
+            if not v:  # a zero-height bar is nothing to hover; the table has the 0
+                continue
+            out.append(
+                format_html(
+                    '<rect class="bar s{}" x="{}" y="{}" width="{}" '
+                    'height="{}"><title>{}</title></rect>',
+                    k,
+                    _n(frame.x(i) - width * count / 2 + k * width),
+                    _n(frame.y(v)),
+                    _n(width),
+                    _n(max(frame.y(0) - frame.y(v), 0.0)),
+                    tips[i],
                 )
-            continue
+            )
+        return out
+
+    return draw
+
+
+def _polyline(frame: _Frame, k: int):
+    """Series `k` as a line broken where a day has no value, with a dot per value."""
+
+    def draw(values: list[float | None], tips: list[str | None]) -> list[SafeString]:
         segment: list[str] = []
         segments = [segment]
-        for i, v in enumerate(line.values):
+        for i, v in enumerate(values):
             if v is None:
                 segment = []
                 segments.append(segment)
             else:
-                segment.append(f"{x(i):.1f},{y(v):.1f}")
-        for points in segments:
-            if len(points) > 1:
-                out.append(
-                    format_html('<polyline class="line s{}" points="{}"/>', k, " ".join(points))
-                )
-        for i, v in enumerate(line.values):
+                segment.append(f"{frame.x(i):.1f},{frame.y(v):.1f}")
+        out = [
+            format_html('<polyline class="line s{}" points="{}"/>', k, " ".join(points))
+            for points in segments
+            if len(points) > 1
+        ]
+        for i, v in enumerate(values):
             if v is not None:
                 out.append(
                     format_html(
                         '<circle class="dot s{}" cx="{}" cy="{}" r="3"><title>{}</title></circle>',
                         k,
-                        _n(x(i)),
-                        _n(y(v)),
-                        tip[i],
+                        _n(frame.x(i)),
+                        _n(frame.y(v)),
+                        tips[i],
                     )
                 )
-    out.append(SafeString("</svg>"))
-    # Every piece was built by format_html, so joining them escapes nothing twice.
-    return format_html_join("", "{}", ((piece,) for piece in out))
+        return out
+
+    return draw
 
 
 def sparkline(values: list[float | None], label: str, unit: str) -> SafeString:

@@ -1,10 +1,10 @@
 from django.urls import path
 
-from ops import dashboards, views
+from ops import dashboard_views, probe_views
 
 urlpatterns = [
-    path("healthz", views.healthz, name="healthz"),
-    path("metrics", views.metrics, name="metrics"),
-    path("dashboard/", dashboards.admin_dashboard, name="admin_dashboard"),
-    path("p/<slug:slug>/dashboard/", dashboards.project_dashboard, name="project_dashboard"),
+    path("healthz", probe_views.healthz, name="healthz"),
+    path("metrics", probe_views.metrics, name="metrics"),
+    path("dashboard/", dashboard_views.admin_dashboard, name="admin_dashboard"),
+    path("p/<slug:slug>/dashboard/", dashboard_views.project_dashboard, name="project_dashboard"),
 ]

@@ -33,8 +33,8 @@ from llmwiki.wiki import (
     record_change,
     section_block,
 )
+from reviews.errors import ReviewRefused
 from reviews.models import Review
-from reviews.services import ReviewRefused
 
 # The refusal's wording, also how the dashboards count provenance refusals in the audit log.
 PROVENANCE_INCOMPLETE = "provenance incomplete"
@@ -199,21 +199,9 @@ def candidate_approve(
             section=section,
         )
         current, page = gated.candidate, gated.page
-        if edited and not as_edited:
-            raise ReviewRefused(
-                "you changed the text: approve it as edited, or revert the edit first", 400
-            )
-        text = edited_text.strip() if edited else current.text
-        if not text:
-            raise ReviewRefused(
-                "the edited text is empty: write the claim, or revert the edit", 400
-            )
+        text = _approved_text(current, edited_text if edited else None, as_edited)
         if supersedes is not None:
-            supersedes = Claim.objects.select_for_update().get(pk=supersedes.pk)
-            if not supersedes.is_approved or supersedes.page_id != page.pk:
-                raise ReviewRefused(
-                    f"claim {supersedes.pk} is no longer an approved claim of {page.key}", 409
-                )
+            supersedes = _still_approved(supersedes, page)
         claim = claim_create(
             page=page,
             text=text,
@@ -251,6 +239,26 @@ def candidate_approve(
         )
         _approval_episode(current.project, reviewer, claim)
         return claim
+
+
+def _approved_text(candidate: Candidate, edited_text: str | None, as_edited: bool) -> str:
+    """The claim's text: the candidate's, or the edit when the reviewer approves it as such."""
+    if edited_text is not None and not as_edited:
+        raise ReviewRefused(
+            "you changed the text: approve it as edited, or revert the edit first", 400
+        )
+    text = candidate.text if edited_text is None else edited_text.strip()
+    if not text:
+        raise ReviewRefused("the edited text is empty: write the claim, or revert the edit", 400)
+    return text
+
+
+def _still_approved(claim: Claim, page: Page) -> Claim:
+    """`claim`, locked, when it is still an approved claim of `page` (it is to be superseded)."""
+    claim = Claim.objects.select_for_update().get(pk=claim.pk)
+    if not claim.is_approved or claim.page_id != page.pk:
+        raise ReviewRefused(f"claim {claim.pk} is no longer an approved claim of {page.key}", 409)
+    return claim
 
 
 def _approval_episode(project: Project, reviewer: AbstractBaseUser, claim: Claim) -> None:

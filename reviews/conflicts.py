@@ -27,8 +27,8 @@ from llmwiki.models import (
 )
 from llmwiki.wiki import PagePart, page_recompile, record_change, register_page_part
 from reviews import actions
+from reviews.errors import ReviewRefused
 from reviews.models import Review
-from reviews.services import ReviewRefused
 
 
 def open_questions_part(page: Page) -> PagePart:
@@ -118,47 +118,19 @@ def conflict_resolve(
     lost, or that the outcome took up, leave the review queue in the same transaction.
     """
     with _refusals_audited(conflict, actor, resolution), transaction.atomic():
-        if not can(actor, conflict.project, Do.REVIEW):
-            raise ReviewRefused("resolving conflicts needs the reviewer role", 403)
-        if resolution not in Conflict.Resolution.values:
-            raise ReviewRefused(f"unknown resolution {resolution!r}", 400)
-        locked = Conflict.objects.select_for_update().select_related("project").get(pk=conflict.pk)
-        if locked.status == Conflict.Status.RESOLVED:
-            raise ReviewRefused(f"conflict {conflict.pk} is already resolved", 409)
-        sides = list(
-            locked.sides.select_related("claim__page").prefetch_related(
-                "evidence", "claim__evidence"
-            )
-        )
-        # Each side's own candidate as the sweep linked it, before an outcome relinks it.
-        own = {s.pk: s.candidate_id for s in sides}
+        locked, sides = _locked(conflict, actor, resolution)
         now = timezone.now()
-        R = Conflict.Resolution
         scoped: dict[int, Claim] = {}
         closed: list[int] = []
-        if resolution == R.ESCALATE:
+        if resolution == Conflict.Resolution.ESCALATE:
             if owner is None:
                 raise ReviewRefused("an escalated question needs an owner", 400)
             locked.status = Conflict.Status.ESCALATED
             locked.owner, locked.due = owner, due
         else:
-            chosen = None
-            if resolution == R.ACCEPT_NEW:
-                chosen = next((s for s in sides if s.position == winner), None)
-                if chosen is None:
-                    raise ReviewRefused("choose which side to accept", 400)
-                locked.accepted_position = chosen.position
-                _accept(locked, chosen, sides, chosen.text, actor, sensitive_confirmed)
-            elif resolution == R.MERGE:
-                if not merged_text.strip():
-                    raise ReviewRefused("merging needs the merged text", 400)
-                _accept(locked, None, sides, merged_text.strip(), actor, sensitive_confirmed)
-            elif resolution == R.BOTH_VALID:
-                scopes = scopes or {}
-                if any(not scopes.get(s.position, "").strip() for s in sides):
-                    raise ReviewRefused("say for each side in which scope it holds", 400)
-                scoped = _both_valid(locked, sides, scopes, actor, sensitive_confirmed)
-            closed = _close_sides(locked, sides, own, chosen, scoped, resolution, actor)
+            scoped, closed = _settle(
+                locked, sides, resolution, actor, winner, merged_text, scopes, sensitive_confirmed
+            )
             locked.status = Conflict.Status.RESOLVED
             locked.resolved_at, locked.resolved_by = now, actor
         locked.resolution = resolution
@@ -188,6 +160,58 @@ def conflict_resolve(
             summary=f"OPEN_QUESTIONS: conflict {locked.pk} {resolution}",
         )
         return locked
+
+
+def _locked(
+    conflict: Conflict, actor: AbstractBaseUser, resolution: str
+) -> tuple[Conflict, list[ConflictSide]]:
+    """The conflict locked for the decision, with its sides; refused when it cannot be made."""
+    if not can(actor, conflict.project, Do.REVIEW):
+        raise ReviewRefused("resolving conflicts needs the reviewer role", 403)
+    if resolution not in Conflict.Resolution.values:
+        raise ReviewRefused(f"unknown resolution {resolution!r}", 400)
+    locked = Conflict.objects.select_for_update().select_related("project").get(pk=conflict.pk)
+    if locked.status == Conflict.Status.RESOLVED:
+        raise ReviewRefused(f"conflict {conflict.pk} is already resolved", 409)
+    sides = list(
+        locked.sides.select_related("claim__page").prefetch_related("evidence", "claim__evidence")
+    )
+    return locked, sides
+
+
+def _settle(
+    locked: Conflict,
+    sides: list[ConflictSide],
+    resolution: str,
+    actor: AbstractBaseUser,
+    winner: int | None,
+    merged_text: str,
+    scopes: dict[int, str] | None,
+    sensitive_confirmed: bool,
+) -> tuple[dict[int, Claim], list[int]]:
+    """Carry out a resolution other than escalating: (claims scoped per side, candidates
+    closed)."""
+    # Each side's own candidate as the sweep linked it, before an outcome relinks it.
+    own = {s.pk: s.candidate_id for s in sides}
+    R = Conflict.Resolution
+    chosen = None
+    scoped: dict[int, Claim] = {}
+    if resolution == R.ACCEPT_NEW:
+        chosen = next((s for s in sides if s.position == winner), None)
+        if chosen is None:
+            raise ReviewRefused("choose which side to accept", 400)
+        locked.accepted_position = chosen.position
+        _accept(locked, chosen, sides, chosen.text, actor, sensitive_confirmed)
+    elif resolution == R.MERGE:
+        if not merged_text.strip():
+            raise ReviewRefused("merging needs the merged text", 400)
+        _accept(locked, None, sides, merged_text.strip(), actor, sensitive_confirmed)
+    elif resolution == R.BOTH_VALID:
+        scopes = scopes or {}
+        if any(not scopes.get(s.position, "").strip() for s in sides):
+            raise ReviewRefused("say for each side in which scope it holds", 400)
+        scoped = _both_valid(locked, sides, scopes, actor, sensitive_confirmed)
+    return scoped, _close_sides(locked, sides, own, chosen, scoped, resolution, actor)
 
 
 def _accept(

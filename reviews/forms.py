@@ -7,7 +7,8 @@ from django import forms
 from django.contrib.auth import get_user_model
 
 from dreaming.models import Candidate, Conflict
-from llmwiki.models import PageKey, SecurityClass
+from llmwiki.models import SecurityClass
+from llmwiki.vocabulary import PAGE_TITLES, STANDARD_PAGES
 from reviews.actions import FormState
 
 
@@ -15,7 +16,9 @@ class QueueFilterForm(forms.Form):
     SORTS = [("risk", "Riskiest first"), ("score", "Highest score"), ("age", "Oldest first")]
 
     page_target = forms.ChoiceField(
-        required=False, choices=[("", "Any page"), *PageKey.choices[:6]], label="Page"
+        required=False,
+        choices=[("", "Any page"), *((k, PAGE_TITLES[k]) for k in STANDARD_PAGES)],
+        label="Page",
     )
     risk = forms.CharField(required=False, max_length=40, label="Flag contains")
     security = forms.ChoiceField(

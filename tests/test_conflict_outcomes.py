@@ -21,9 +21,9 @@ from llmwiki.ingest import RawFile, ingest_files
 from llmwiki.models import AuditEvent, Claim, Episode, Page
 from llmwiki.wiki import claim_retract, page_rollback
 from reviews import actions, conflicts
+from reviews.errors import ReviewRefused
 from reviews.models import Review
-from reviews.services import ReviewRefused
-from reviews.views import approval_diff
+from reviews.views.queue import approval_diff
 from tests.api_data import bearer, url
 from tests.dreaming_data import seed
 

@@ -9,7 +9,7 @@ from dreaming import services as dreaming
 from dreaming.models import Candidate, CandidateEvidence, Conflict, ConflictSide
 from llmwiki.models import AuditEvent, Claim, Episode, Page
 from llmwiki.wiki import claim_create
-from reviews import actions, conflicts, services
+from reviews import actions, conflicts, errors
 from reviews.models import Review
 from tests.dreaming_data import seed
 
@@ -101,7 +101,7 @@ def denied(candidate) -> list[str]:
 
 
 def test_a_plain_approve_of_an_edited_text_is_refused_not_dropped(staging, bob):
-    with pytest.raises(services.ReviewRefused, match="approve it as edited, or revert"):
+    with pytest.raises(errors.ReviewRefused, match="approve it as edited, or revert"):
         approve(staging, bob, edited_text="Staging: PostgreSQL 16.", as_edited=False)
     staging.refresh_from_db()
     assert staging.status == "proposed" and not Claim.objects.exists()
@@ -114,7 +114,7 @@ def test_a_plain_approve_of_an_edited_text_is_refused_not_dropped(staging, bob):
 
 
 def test_an_edit_that_empties_the_text_is_refused_by_name(staging, bob):
-    with pytest.raises(services.ReviewRefused, match="the edited text is empty"):
+    with pytest.raises(errors.ReviewRefused, match="the edited text is empty"):
         approve(staging, bob, edited_text="   ", as_edited=True)
     staging.refresh_from_db()
     assert staging.status == "proposed" and not Claim.objects.exists()
@@ -173,7 +173,7 @@ def test_a_merge_without_a_valid_target_is_refused_and_audited(client, bob, stag
 def test_a_merge_into_a_retracted_claim_is_refused_and_audited(dreamed, staging, bob):
     claim = approve(add_candidate(dreamed, WORKER, key="w"), bob)
     claim.transition(Claim.Status.RETRACTED, actor=bob)
-    with pytest.raises(services.ReviewRefused, match="retracted, not approved"):
+    with pytest.raises(errors.ReviewRefused, match="retracted, not approved"):
         actions.candidate_merge(
             candidate=staging, reviewer=bob, seen=actions.form_state(staging), claim=claim
         )
@@ -225,7 +225,7 @@ def test_a_change_to_the_claim_a_merge_folds_into_refuses_the_merge(dreamed, sta
     from llmwiki.wiki import page_recompile
 
     page_recompile(page=target.page, actor=alice, reason="test: the claim's citations changed")
-    with pytest.raises(services.ReviewRefused, match=f"changed in claim {target.pk}"):
+    with pytest.raises(errors.ReviewRefused, match=f"changed in claim {target.pk}"):
         actions.candidate_merge(candidate=merging, reviewer=bob, seen=seen, claim=target)
 
 
@@ -353,7 +353,7 @@ def test_accepting_sensitive_text_needs_a_maintainer_and_changes_nothing_otherwi
     )
     ConflictSide.objects.filter(pk=rabbit.pk).update(claim=old)
     Episode.objects.filter(pk__in=side.evidence.all())._unchecked_update(flags=["pii:email"])
-    with pytest.raises(services.ReviewRefused, match="needs a maintainer"):
+    with pytest.raises(errors.ReviewRefused, match="needs a maintainer"):
         conflicts.conflict_resolve(
             conflict=conflict, actor=bob, resolution="accept-new", winner=side.position
         )

@@ -24,7 +24,7 @@ from llmwiki.models import (
     sha256_hex,
 )
 from llmwiki.record import episode_record
-from reviews import actions, conflicts, services
+from reviews import actions, conflicts, errors
 from reviews.exports.service import stale_export_ids
 from reviews.models import Review
 from tests.dreaming_data import DAYS, seed
@@ -207,7 +207,7 @@ def test_a_reviewer_is_refused_and_nothing_changes(world, bob, django_capture_on
     before = state(world.project)
     with (
         django_capture_on_commit_callbacks(execute=True) as callbacks,
-        pytest.raises(services.ReviewRefused, match="maintainer") as exc,
+        pytest.raises(errors.ReviewRefused, match="maintainer") as exc,
     ):
         source_erase(source=world.source, actor=bob, note="please")
     assert exc.value.status == 403
@@ -217,12 +217,12 @@ def test_a_reviewer_is_refused_and_nothing_changes(world, bob, django_capture_on
 
 
 def test_erasing_twice_or_without_a_note_is_refused(world, alice):
-    with pytest.raises(services.ReviewRefused, match="note is required") as exc:
+    with pytest.raises(errors.ReviewRefused, match="note is required") as exc:
         source_erase(source=world.source, actor=alice, note="  ")
     assert exc.value.status == 400
     source_erase(source=world.source, actor=alice, note="subject access request")
     before = state(world.project)
-    with pytest.raises(services.ReviewRefused, match="already erased") as exc:
+    with pytest.raises(errors.ReviewRefused, match="already erased") as exc:
         source_erase(source=world.source, actor=alice, note="again")
     assert exc.value.status == 400
     assert state(world.project) == before
@@ -263,7 +263,7 @@ def test_a_blob_shared_with_another_project_is_kept(
 def test_an_outsider_cannot_erase_another_projects_source(project, other_project, mallory):
     seed(project, [ERASED_PATH])
     source = Source.objects.get(project=project)
-    with pytest.raises(services.ReviewRefused) as exc:
+    with pytest.raises(errors.ReviewRefused) as exc:
         source_erase(source=source, actor=mallory, note="not mine")
     assert exc.value.status == 403
     source.refresh_from_db()

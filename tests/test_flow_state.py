@@ -18,8 +18,9 @@ from django.urls import reverse
 from dreaming import services as dreaming
 from dreaming.models import Candidate, CandidateEvidence, Conflict, ConflictSide
 from llmwiki.models import SecurityClass
+from llmwiki.vocabulary import export_kind_names
 from reviews.exports import ExportOptions, export_create, export_document, export_folder
-from reviews.exports.service import KINDS, exports_for_list, stale_export_ids
+from reviews.exports.service import exports_for_list, stale_export_ids
 from tests.dreaming_data import seed
 from tests.export_data import build_wiki
 from tests.test_views_review import action_data, url
@@ -206,7 +207,7 @@ def exported(project, alice, settings, tmp_path):
     build_wiki(project, alice)
     made = {
         kind: export_create(project=project, options=ExportOptions(kind), actor=alice)
-        for kind in KINDS
+        for kind in export_kind_names()
     }
     made["public-brief"] = export_create(
         project=project, options=ExportOptions("receiver-brief", "public"), actor=alice

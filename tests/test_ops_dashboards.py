@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 
 from llmwiki.services import project_create
 from ops.charts import Line, chart, fmt, nice_ceiling, sparkline
-from ops.dashboards import CHARTS
+from ops.dashboard_views import CHARTS
 from tests.conftest import PASSWORD, make_user
 from tests.dashboard_data import busy_project
 

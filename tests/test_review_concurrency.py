@@ -10,7 +10,7 @@ from django.db import connection
 from dreaming import services as dreaming
 from dreaming.models import Candidate
 from llmwiki.models import Claim, PageRevision
-from reviews import actions, services
+from reviews import actions, errors
 from reviews.models import Review
 from tests.dreaming_data import seed
 
@@ -30,7 +30,7 @@ def test_two_simultaneous_approvals_produce_one_claim_and_one_revision(project, 
             barrier.wait()
             actions.candidate_approve(candidate=candidate, reviewer=user, seen=seen)
             outcomes.append("approved")
-        except services.ReviewRefused as refused:
+        except errors.ReviewRefused as refused:
             outcomes.append(f"refused {refused.status}")
         finally:
             connection.close()

@@ -15,7 +15,7 @@ from llmwiki.models import (
     Page,
     PageRevision,
 )
-from reviews import actions, conflicts, services
+from reviews import actions, conflicts, errors
 from reviews.models import Review
 from tests.dreaming_data import seed
 
@@ -113,7 +113,7 @@ def test_approve_with_edit_keeps_both_texts(staging, bob):
 
 def test_a_viewer_is_refused_and_nothing_changes_but_a_denied_row(staging, carol):
     before = state(staging.project)
-    with pytest.raises(services.ReviewRefused) as exc:
+    with pytest.raises(errors.ReviewRefused) as exc:
         approve(staging, carol)
     assert exc.value.status == 403
     assert state(staging.project) == before
@@ -124,7 +124,7 @@ def test_a_stale_form_is_refused(staging, bob, alice):
     seen = actions.form_state(staging)
     actions.candidate_defer(candidate=staging, reviewer=alice, seen=seen)
     before = state(staging.project)
-    with pytest.raises(services.ReviewRefused, match="no longer awaiting review") as exc:
+    with pytest.raises(errors.ReviewRefused, match="no longer awaiting review") as exc:
         actions.candidate_approve(candidate=staging, reviewer=bob, seen=seen)
     assert exc.value.status == 409
     assert state(staging.project) == before
@@ -143,7 +143,7 @@ def test_a_change_in_the_section_the_claim_lands_in_makes_the_form_stale(dreamed
     CandidateEvidence.objects.create(candidate=other, episode=staging.evidence.first().episode)
     approve(other, bob)
     before = state(dreamed)
-    with pytest.raises(services.ReviewRefused, match="changed in section") as exc:
+    with pytest.raises(errors.ReviewRefused, match="changed in section") as exc:
         actions.candidate_approve(candidate=staging, reviewer=bob, seen=seen)
     assert exc.value.status == 409
     assert state(dreamed) == before
@@ -152,7 +152,7 @@ def test_a_change_in_the_section_the_claim_lands_in_makes_the_form_stale(dreamed
 def test_a_double_submit_yields_one_claim_and_one_revision(staging, bob):
     seen = actions.form_state(staging)
     actions.candidate_approve(candidate=staging, reviewer=bob, seen=seen)
-    with pytest.raises(services.ReviewRefused):
+    with pytest.raises(errors.ReviewRefused):
         actions.candidate_approve(candidate=staging, reviewer=bob, seen=seen)
     assert Claim.objects.filter(project=staging.project).count() == 1
     assert PageRevision.objects.filter(page__project=staging.project).count() == 1
@@ -163,9 +163,9 @@ def test_sensitive_material_needs_a_maintainer_and_a_confirmation(staging, bob, 
     staging.refresh_from_db()
     assert staging.get_actions(bob) == []
     assert "approve" in staging.get_actions(alice)
-    with pytest.raises(services.ReviewRefused, match="needs a maintainer"):
+    with pytest.raises(errors.ReviewRefused, match="needs a maintainer"):
         approve(staging, bob)
-    with pytest.raises(services.ReviewRefused, match="confirm that you reviewed"):
+    with pytest.raises(errors.ReviewRefused, match="confirm that you reviewed"):
         approve(staging, alice)
     assert not Claim.objects.exists()
     approve(staging, alice, sensitive_confirmed=True)
@@ -189,7 +189,7 @@ def test_provenance_must_be_complete(dreamed, bob):
         dedupe_key="orphan",
     )
     CandidateEvidence.objects.create(candidate=candidate, episode=episode)
-    with pytest.raises(services.ReviewRefused, match=f"#{episode.pk} have no hashed source"):
+    with pytest.raises(errors.ReviewRefused, match=f"#{episode.pk} have no hashed source"):
         approve(candidate, bob)
     candidate.refresh_from_db()
     assert candidate.status == "proposed"
@@ -209,13 +209,13 @@ def test_the_four_eyes_rule_refuses_your_own_material(project, bob, alice):
         run_id=dream_request(project=project, trigger="manual", actor="t", enqueue=False).pk
     )
     candidate = Candidate.objects.get(project=project, text__contains="db-staging-2")
-    with pytest.raises(services.ReviewRefused, match="four-eyes"):
+    with pytest.raises(errors.ReviewRefused, match="four-eyes"):
         approve(candidate, bob)
     approve(candidate, alice)
 
 
 def test_reject_needs_a_reason_and_defer_works(staging, bob):
-    with pytest.raises(services.ReviewRefused, match="reason"):
+    with pytest.raises(errors.ReviewRefused, match="reason"):
         actions.candidate_reject(
             candidate=staging, reviewer=bob, seen=actions.form_state(staging), reason=" "
         )
@@ -279,7 +279,7 @@ def test_rollback_and_re_rollback(dreamed, staging, bob, alice):
     second = approve(second_candidate, bob)
     page.refresh_from_db()
     r2 = page.current_revision
-    with pytest.raises(services.ReviewRefused):
+    with pytest.raises(errors.ReviewRefused):
         wiki.page_rollback(page=page, revision=r1, actor=bob, reason="x")  # reviewers may not
     r3 = wiki.page_rollback(page=page, revision=r1, actor=alice, reason="too early")
     assert r3.number == 3 and r3.markdown == r1.markdown
@@ -353,7 +353,7 @@ def test_accepting_the_new_side_supersedes_the_approved_claim(dreamed, bob):
 
 def test_both_valid_needs_a_scope_per_side(dreamed, bob):
     conflict = Conflict.objects.filter(project=dreamed).first()
-    with pytest.raises(services.ReviewRefused, match="scope"):
+    with pytest.raises(errors.ReviewRefused, match="scope"):
         conflicts.conflict_resolve(
             conflict=conflict, actor=bob, resolution="both-valid", scopes={0: "prod"}
         )
@@ -364,7 +364,7 @@ def test_both_valid_needs_a_scope_per_side(dreamed, bob):
 
 def test_a_viewer_cannot_resolve_conflicts(dreamed, carol):
     conflict = Conflict.objects.filter(project=dreamed).first()
-    with pytest.raises(services.ReviewRefused):
+    with pytest.raises(errors.ReviewRefused):
         conflicts.conflict_resolve(conflict=conflict, actor=carol, resolution="keep-existing")
     conflict.refresh_from_db()
     assert conflict.status == "open"

@@ -1,4 +1,4 @@
-"""The audit log page (llmwiki.audit_views), through the test client."""
+"""The audit log page (llmwiki.audit_views; erasing a source is llmwiki.erasure_views), through the test client."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The conflict queue (reviews.views.conflicts): who may read it, who may resolve, what moves."""
+"""The conflict queue (reviews/views/conflicts.py): who may read it, who may resolve, what moves."""
 
 from __future__ import annotations
 

@@ -14,18 +14,16 @@ from django.db.models import Exists, OuterRef
 
 from dreaming.models import Candidate, CandidateEvidence, Conflict, ConflictSide
 from llmwiki.models import Episode, Export
-from llmwiki.services import DEFAULT_PAGES
+from llmwiki.vocabulary import PAGE_TITLES, STANDARD_PAGES
 from reviews.conflicts import needs_sensitive_confirmation
-from reviews.export_views import may_download
 from reviews.exports import export_folder
 from reviews.exports.pack import read_manifest
 from reviews.exports.service import export_stored_status, stale_export_ids
+from reviews.views.exports import may_download
 from wizard.models import WizardRun
 from wizard.services import run_episodes
 
 SHOWN = 100
-# The pages a destination-aware proposal can name: those every project starts with.
-DESTINATIONS = DEFAULT_PAGES
 
 
 @dataclass
@@ -58,7 +56,7 @@ def run_candidates(run: WizardRun):
 
 def proposals_by_page(run: WizardRun) -> list[Group]:
     """This run's own proposals (made by its sweeps), open, by destination page."""
-    groups = {key.value: Group(key.value, key.label) for key in DESTINATIONS}
+    groups = {key: Group(key, PAGE_TITLES[key]) for key in STANDARD_PAGES}
     other = Group("other", "Other pages")
     candidates = (
         run_candidates(run)

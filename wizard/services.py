@@ -28,10 +28,11 @@ from llmwiki.models import (
     Project,
 )
 from llmwiki.services import episode_relabel, project_create
+from llmwiki.vocabulary import export_kind_names
 from reviews.actions import FormState, candidate_approve
 from reviews.conflicts import conflict_resolve
 from reviews.exports import ExportOptions, export_create
-from reviews.exports.service import KINDS, check_may_export
+from reviews.exports.service import check_may_export
 from wizard.models import STEPS, WizardRun
 
 
@@ -285,7 +286,7 @@ def wizard_export(
     budget: int,
     with_episodes: bool = False,
 ) -> list[Export]:
-    """Step 8: the four exports, built by the exports module from the reviewed layer.
+    """Step 8: one export of each kind, built by the exports module from the reviewed layer.
 
     `with_episodes` scopes this run's active episodes in as episodic context; nothing else
     of the raw or episodic layers is read.
@@ -294,7 +295,7 @@ def wizard_export(
     episode_ids = ()
     if with_episodes:
         episode_ids = tuple(run_episodes(run).dreamable().values_list("id", flat=True))
-    # Refused once for all four: a refusal must not leave the first kinds built.
+    # Refused once for all kinds: a refusal must not leave the first kinds built.
     check_may_export(run.project, actor, audience)
     built = [
         export_create(
@@ -302,7 +303,7 @@ def wizard_export(
             options=ExportOptions(kind, audience, budget=budget, episode_ids=episode_ids),
             actor=actor,
         )
-        for kind in KINDS
+        for kind in export_kind_names()
     ]
     run.results["exports"] = {
         "ids": [e.pk for e in built],

@@ -28,6 +28,7 @@ from llmwiki.access import Do, can, get_project_for, projects_for
 from llmwiki.errors import InputError, Refused
 from llmwiki.forms import UploadForm, read_upload
 from llmwiki.models import Episode
+from llmwiki.vocabulary import export_kinds
 from reviews.actions import FormState
 from reviews.forms import ConflictResolveForm
 from wizard import selectors, services
@@ -397,7 +398,11 @@ def step_exports(request: HttpRequest, run: WizardRun) -> HttpResponse:
         request,
         run,
         "exports",
-        {"form": form, "exports": selectors.run_exports(run, request.user)},
+        {
+            "form": form,
+            "exports": selectors.run_exports(run, request.user),
+            "kinds": export_kinds(),
+        },
     )
 
 

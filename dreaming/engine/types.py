@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import NamedTuple, NewType
 
+from llmwiki.vocabulary import IMPORTED_KINDS, STANDARD_PAGES
+
 # The four integer index spaces of the engine (docs/ARCHITECTURE.md §4). Inside a sweep an
 # episode is named by its place in time (`EpisodeIndex`, into `Inputs.eps`); its database
 # id (`EpisodeId`) appears only where episodes come in and evidence goes out. A `UnitIndex`
@@ -20,19 +22,13 @@ EpisodeId = NewType("EpisodeId", int)
 UnitIndex = NewType("UnitIndex", int)
 FactIndex = NewType("FactIndex", int)
 
-KINDS = ("note", "log_entry", "chat_turn", "decision", "tool_call", "page_section", "event")
 MEMORY_TYPES = ("working", "episodic", "semantic-candidate", "procedural-candidate", "handoff-only")
 LIFECYCLES = ("active", "waiting", "done", "archived", "closed", "snoozed")
 TERMINAL_LIFECYCLES = frozenset({"done", "archived", "closed"})
 STATUSES = ("proposed", "deferred", "blocked")
-PAGES = (
-    "SYSTEM_OVERVIEW",
-    "DECISION_LOG",
-    "OPEN_QUESTIONS",
-    "RUNBOOKS",
-    "GOVERNANCE",
-    "GLOSSARY",
-)
+# The episode kinds a sweep reads and the pages it routes to are the app's vocabulary.
+KINDS = IMPORTED_KINDS
+PAGES = STANDARD_PAGES
 
 
 @dataclass(frozen=True, slots=True)

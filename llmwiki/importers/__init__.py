@@ -6,7 +6,7 @@ then the security gate and the ingest service store the drafts as episodes.
 
 from __future__ import annotations
 
-from .base import KINDS, MEMORY_TYPES, EpisodeDraft, TextFile, normalise
+from .base import MEMORY_TYPES, EpisodeDraft, TextFile, normalise
 from .bundle import is_bundle, parse_bundle, read_manifest
 from .classify import RULES, classify, explain
 from .daily_log import is_daily_log, is_dreaming_artifact, parse_daily_log
@@ -18,7 +18,6 @@ from .vault import is_vault, parse_vault
 
 __all__ = [
     "IMPORTERS",
-    "KINDS",
     "MEMORY_TYPES",
     "REGISTRY",
     "RULES",

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from datetime import datetime
 
 from .base import (
     EpisodeDraft,
@@ -59,106 +60,105 @@ def _table_rows(rows: list[tuple[int, str]]) -> tuple[list[str], list[tuple[list
     return [], out
 
 
-def parse_asciidoc(file: TextFile) -> list[EpisodeDraft]:
-    """Split an AsciiDoc note like a markdown one; table rows become one episode each."""
-    lines = split_lines(file.text)
-    md: list[str] = []
-    attributes: dict[str, str] = {}
-    headings: list[tuple[int, str]] = []
-    tables: list[tuple[str, list[tuple[int, str]]]] = []
-    table: list[tuple[int, str]] | None = None
-    block: str | None = None  # the delimiter of an open verbatim or comment block
-    header = True  # the document header runs from the title to the first blank line
-    steps: list[int] = []  # the number of the current step at each depth of an ordered list
-    for number, line in enumerate(lines, start=1):
+class _Converter:
+    """Rewrites AsciiDoc lines to markdown one by one, collecting attributes and tables."""
+
+    def __init__(self) -> None:
+        self.md: list[str] = []
+        self.attributes: dict[str, str] = {}
+        self.headings: list[tuple[int, str]] = []
+        self.tables: list[tuple[str, list[tuple[int, str]]]] = []
+        self.table: list[tuple[int, str]] | None = None
+        self.block: str | None = None  # the delimiter of an open verbatim or comment block
+        self.header = True  # the document header runs from the title to the first blank line
+        self.steps: list[int] = []  # the current step's number at each depth of an ordered list
+
+    def feed(self, number: int, line: str) -> None:
         stripped = line.strip()
-        if table is not None:
-            md.append("")
+        if self.table is not None:
+            self.md.append("")
             if stripped == "|===":
-                tables.append((" > ".join(t for _, t in headings), table))
-                table = None
+                self._close_table()
             else:
-                table.append((number, line))
-            continue
-        if block is not None:
-            if stripped == block:
-                md.append("```" if block in _VERBATIM else "")
-                block = None
+                self.table.append((number, line))
+        elif self.block is not None:
+            verbatim = self.block in _VERBATIM
+            if stripped == self.block:
+                self.md.append("```" if verbatim else "")
+                self.block = None
             else:
-                md.append(line if block in _VERBATIM else "")
-            continue
-        if not stripped:
-            header = header and number == 1
-            md.append("")
-            continue
-        if stripped == "|===":
-            table = []
-            md.append("")
-            continue
-        if stripped in _VERBATIM or stripped == "////":
-            block = stripped
-            md.append("```" if stripped in _VERBATIM else "")
-            continue
-        if (
+                self.md.append(line if verbatim else "")
+        elif not stripped:
+            self.header = self.header and number == 1
+            self.md.append("")
+        elif stripped == "|===":
+            self.table = []
+            self.md.append("")
+        elif stripped in _VERBATIM or stripped == "////":
+            self.block = stripped
+            self.md.append("```" if stripped in _VERBATIM else "")
+        elif (
             stripped in _QUIET
             or stripped == "+"
             or stripped.startswith("//")
             or _BLOCK_ATTRIBUTES.match(stripped)
         ):
-            md.append("")
-            continue
+            self.md.append("")
+        else:
+            self.md.append(self._markup(number, line, stripped))
+
+    def finish(self) -> None:
+        if self.table is not None:  # an unclosed table runs to the end of the file
+            self._close_table()
+
+    def _close_table(self) -> None:
+        assert self.table is not None
+        self.tables.append((" > ".join(t for _, t in self.headings), self.table))
+        self.table = None
+
+    def _markup(self, number: int, line: str, stripped: str) -> str:
+        """The markdown for a line of text: an attribute, heading, author, list item…"""
         m = _ATTRIBUTE.match(stripped)
         if m is not None:
-            attributes[m.group(1).lower()] = m.group(2).strip()
-            md.append("")
-            continue
+            self.attributes[m.group(1).lower()] = m.group(2).strip()
+            return ""
         m = _HEADING.match(stripped)
         if m is not None:
             level = len(m.group(1))
-            while headings and headings[-1][0] >= level:
-                headings.pop()
-            headings.append((level, m.group(2).strip()))
-            md.append(f"{'#' * level} {m.group(2)}")
-            continue
-        if header and number == 2 and headings and "author" not in attributes:
+            while self.headings and self.headings[-1][0] >= level:
+                self.headings.pop()
+            self.headings.append((level, m.group(2).strip()))
+            return f"{'#' * level} {m.group(2)}"
+        if self.header and number == 2 and self.headings and "author" not in self.attributes:
             author = _AUTHOR.match(stripped)
             if author is not None and "," not in stripped:
-                attributes["author"] = author.group(1).strip()
-                md.append("")
-                continue
+                self.attributes["author"] = author.group(1).strip()
+                return ""
         m = _UNORDERED.match(stripped)
         if m is not None:
-            md.append("  " * (len(m.group(1)) - 1) + "- " + m.group(2))
-            continue
+            return "  " * (len(m.group(1)) - 1) + "- " + m.group(2)
         m = _ORDERED.match(stripped)
         if m is not None:
             depth = len(m.group(1))
-            del steps[depth:]
-            steps.extend([0] * (depth - len(steps)))
-            steps[depth - 1] += 1
-            md.append("   " * (depth - 1) + f"{steps[depth - 1]}. " + m.group(2))
-            continue
-        steps.clear()
+            del self.steps[depth:]
+            self.steps.extend([0] * (depth - len(self.steps)))
+            self.steps[depth - 1] += 1
+            return "   " * (depth - 1) + f"{self.steps[depth - 1]}. " + m.group(2)
+        self.steps.clear()
         if stripped.startswith(".") and len(stripped) > 1 and not stripped[1].isspace():
-            md.append(stripped[1:])  # a block title
-            continue
-        md.append(line)
-    if table is not None:  # an unclosed table runs to the end of the file
-        tables.append((" > ".join(t for _, t in headings), table))
-    author = attributes.get("author", "")
-    actor = actor_id("user", author) if author else None
-    occurred_at = lenient_timestamp(attributes.get("revdate") or attributes.get("date"))
-    tags = tuple(t.strip() for t in attributes.get("keywords", "").split(",") if t.strip())
-    drafts = parse_note(TextFile(file.path, "\n".join(md)))
-    drafts = [
-        replace(
-            d,
-            actor=actor or d.actor,
-            occurred_at=occurred_at or d.occurred_at,
-            tags=d.tags + tags,
-        )
-        for d in drafts
-    ]
+            return stripped[1:]  # a block title
+        return line
+
+
+def _row_drafts(
+    path: str,
+    tables: list[tuple[str, list[tuple[int, str]]]],
+    actor: str,
+    occurred_at: datetime | None,
+    tags: tuple[str, ...],
+) -> list[EpisodeDraft]:
+    """One episode per table row: "Header: cell; Header: cell", or the cells alone."""
+    drafts = []
     for section, rows in tables:
         head, body = _table_rows(rows)
         for cells, first, last in body:
@@ -172,11 +172,35 @@ def parse_asciidoc(file: TextFile) -> list[EpisodeDraft]:
                     EpisodeDraft(
                         content=content,
                         kind="note",
-                        actor=actor or "user:unknown",
-                        locator={"path": file.path, "section": section, "lines": [first, last]},
+                        actor=actor,
+                        locator={"path": path, "section": section, "lines": [first, last]},
                         occurred_at=occurred_at,
                         tags=(*tags, "table-row"),
                     )
                 )
+    return drafts
+
+
+def parse_asciidoc(file: TextFile) -> list[EpisodeDraft]:
+    """Split an AsciiDoc note like a markdown one; table rows become one episode each."""
+    converter = _Converter()
+    for number, line in enumerate(split_lines(file.text), start=1):
+        converter.feed(number, line)
+    converter.finish()
+    attributes = converter.attributes
+    author = attributes.get("author", "")
+    actor = actor_id("user", author) if author else None
+    occurred_at = lenient_timestamp(attributes.get("revdate") or attributes.get("date"))
+    tags = tuple(t.strip() for t in attributes.get("keywords", "").split(",") if t.strip())
+    drafts = [
+        replace(
+            d,
+            actor=actor or d.actor,
+            occurred_at=occurred_at or d.occurred_at,
+            tags=d.tags + tags,
+        )
+        for d in parse_note(TextFile(file.path, "\n".join(converter.md)))
+    ]
+    drafts += _row_drafts(file.path, converter.tables, actor or "user:unknown", occurred_at, tags)
     drafts.sort(key=lambda d: d.locator["lines"][0])
     return drafts

@@ -11,7 +11,8 @@ import unicodedata
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
 
-KINDS = ("note", "log_entry", "chat_turn", "decision", "tool_call", "page_section", "event")
+from llmwiki.vocabulary import IMPORTED_KINDS
+
 MEMORY_TYPES = (
     "working",
     "episodic",
@@ -24,7 +25,7 @@ MEMORY_TYPES = (
 # at ~640 chars, and an episode should stay one reviewable thought.
 MAX_EPISODE_CHARS = 1200
 
-_KIND_SET = frozenset(KINDS)
+_KIND_SET = frozenset(IMPORTED_KINDS)
 _MEMORY_TYPE_SET = frozenset(MEMORY_TYPES)
 
 

@@ -7,6 +7,7 @@ import posixpath
 import re
 
 from llmwiki.errors import InputError
+from llmwiki.vocabulary import PAGE_KEYS
 
 from . import safejson
 from .base import (
@@ -24,18 +25,6 @@ from .base import (
 from .notes import Block, block_pieces, parse_markdown
 from .vault import page_stem, parse_page
 
-BUNDLE_PAGES = (
-    "SYSTEM_OVERVIEW",
-    "DECISION_LOG",
-    "OPEN_QUESTIONS",
-    "RUNBOOKS",
-    "GOVERNANCE",
-    "GLOSSARY",
-    "TRUST_MODEL",
-    "AGENT_INSTRUCTIONS",
-    "README",
-    "INDEX",
-)
 MANIFEST = "MANIFEST.json"
 # A handoff bundle (reviews.exports) also carries its CHANGELOG and the evidence ledger that
 # maps its lines to claims; the ledger is checked against the manifest but never read as
@@ -46,7 +35,7 @@ _METADATA = frozenset({MANIFEST.upper(), LEDGER.upper()})
 EXPORT_FORMAT = "llmwiki-export/1"
 EXPORTED_REASON = "exported llmwiki bundle: reviewed memory once a maintainer accepts it"
 BUNDLE_FILES = frozenset(
-    [f"{page}.md" for page in BUNDLE_PAGES]
+    [f"{page}.md" for page in PAGE_KEYS]
     + ["CHANGELOG.md", "EPISODIC_CONTEXT.md"]
     + [MANIFEST, LEDGER]
 )

@@ -1,9 +1,8 @@
 """Markdown and plain-text notes, plus the line walker the other markdown importers share.
 
-The walker is a single linear pass over the lines with a handful of precompiled patterns; it
-understands just enough markdown to cut at the right places: ATX and setext headings,
-fenced code (never split, `#` inside is not a heading), bullet items, ordered lists and
-thematic breaks.
+markdown-it reads the block structure (ATX and setext headings, fenced code, where `#` is
+not a heading, bullet items, ordered lists, thematic breaks); the blocks keep the lines as
+written, with their line numbers.
 """
 
 from __future__ import annotations
@@ -11,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+
+from markdown_it import MarkdownIt
 
 from .base import (
     MAX_EPISODE_CHARS,
@@ -27,13 +28,6 @@ from .base import (
     split_lines,
 )
 
-_ATX = re.compile(r"(#{1,6})(?:[ \t]+|$)(.*)$")
-_ATX_CLOSING = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
-_FENCE = re.compile(r"(`{3,}|~{3,})")
-_BULLET = re.compile(r"(?:[-*+]|(\d{1,9})[.)])(?:[ \t]|$)")
-_THEMATIC = re.compile(r"([-*_])(?:[ \t]*\1){2,}[ \t]*$")
-_SETEXT_H1 = re.compile(r"={2,}[ \t]*$")
-_SETEXT_H2 = re.compile(r"-{3,}[ \t]*$")
 # A sentence ends at . ! ? … (plus closing quotes/brackets) followed by whitespace, but not
 # after a digit, so that "1. Build" is never cut from its step; a list item boundary inside
 # an oversized block is also a good place to cut.
@@ -86,149 +80,152 @@ class Section:
         return " > ".join(self.path)
 
 
+# Block structure only: headings, lists, fences and paragraphs with their line ranges
+# (`token.map`); inline markup is never parsed, the text is taken from the lines as written.
+_MARKDOWN = MarkdownIt("commonmark").disable("inline")
+LISTS = ("item", "olist")
+# Top-level tokens that hold content, and the kind of block each starts.
+_CONTENT = {
+    "paragraph_open": "para",
+    "blockquote_open": "para",
+    "html_block": "para",
+    "code_block": "para",
+    "bullet_list_open": "item",
+    "ordered_list_open": "olist",
+    "fence": "fence",
+}
+
+
 def parse_markdown(lines: list[str], start: int = 0) -> list[Section]:
-    """Split `lines[start:]` into sections of blocks in one linear pass."""
-    section = Section((), 0, "", 0, 0)
-    sections = [section]
-    stack: list[tuple[int, str]] = []
-    cur: Block | None = None
-    last: Block | None = None  # last flushed block of this section (for loose lists)
-    fence: tuple[str, int] | None = None  # (char, length) of the open fence
-    fence_from = 0
+    """Split `lines[start:]` into sections of blocks (markdown-it's block tokens).
 
-    def reopen(block: Block, upto: int) -> Block:
-        # A loose list or a fence introduced by "...:" continues a block after blank lines;
-        # the blank lines are kept so that `start + index` stays the real line number.
-        section.blocks.pop()
-        block.lines.extend(lines[block.end : upto])
-        return block
+    A block is what a reader takes as one thought: a paragraph, a top-level bullet item with
+    what is nested under it, or a numbered list whole with its lead-in. A fenced code block
+    stays with the text right above it, or with a lead-in ending in ":" even after blank
+    lines, and is never split.
+    """
+    sections = _Sections(lines)
+    tokens = _MARKDOWN.parse("\n".join(lines[start:]))
+    covered = start
+    for k, token in enumerate(tokens):
+        if token.level != 0 or token.map is None:
+            continue
+        first, end = token.map[0] + start, token.map[1] + start
+        sections.loose(covered, first)
+        covered = max(covered, end)
+        if token.type == "heading_open":
+            title = tokens[k + 1].content.replace("\n", " ")
+            sections.heading(int(token.tag[1]), title, first, end)
+        elif token.type == "hr":
+            sections.rule()
+        elif token.type == "bullet_list_open":
+            for item in _items(tokens, k):
+                sections.add("item", item.map[0] + start, item.map[1] + start)
+        else:
+            sections.add(_CONTENT.get(token.type, "para"), first, end)
+    sections.loose(covered, len(lines))
+    sections.fences(tokens, start)
+    return sections.all
 
-    def new_section(level: int, title: str, line: int, heading_lines: int) -> Section:
-        while stack and stack[-1][0] >= level:
-            stack.pop()
+
+def _items(tokens: list, k: int) -> list:
+    """The top-level items of the list opened at `tokens[k]`."""
+    items = []
+    for token in tokens[k + 1 :]:
+        if token.level == 0:
+            break
+        if token.level == 1 and token.type == "list_item_open":
+            items.append(token)
+    return items
+
+
+class _Sections:
+    """Sections as they are built, with the rules for when a block joins the one before."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.section = Section((), 0, "", 0, 0)
+        self.all = [self.section]
+        self.stack: list[tuple[int, str]] = []
+        self.last: Block | None = None  # the block before, unless a heading or rule came between
+
+    def heading(self, level: int, title: str, first: int, end: int) -> None:
+        while self.stack and self.stack[-1][0] >= level:
+            self.stack.pop()
         title = title.strip()
         if title and has_words(title):
-            stack.append((level, title))
+            self.stack.append((level, title))
         else:
             title = ""  # an empty or pure-punctuation heading names nothing
-        return Section(tuple(t for _, t in stack), level, title, line, heading_lines)
+        path = tuple(t for _, t in self.stack)
+        self.section = Section(path, level, title, first + 1, end - first)
+        self.all.append(self.section)
+        self.last = None
 
-    n = len(lines)
-    i = start
-    while i < n:
-        line = lines[i]
-        if fence is not None:
-            assert cur is not None
-            cur.lines.append(line)
-            stripped = line.strip()
-            if (
-                stripped
-                and stripped[0] == fence[0]
-                and len(stripped) >= fence[1]
-                and stripped == stripped[0] * len(stripped)
-            ):
-                cur.fences.append((fence_from, len(cur.lines) - 1))
-                fence = None
-            i += 1
-            continue
-        s = line.lstrip()
-        if not s:
-            if cur is not None:
-                section.blocks.append(cur)
-                last, cur = cur, None
-            i += 1
-            continue
-        indent = len(line) - len(s)
-        c = s[0]
-        if c == "#" and indent < 4:
-            m = _ATX.match(s)
-            if m is not None:
-                if cur is not None:
-                    section.blocks.append(cur)
-                cur = last = None
-                title = _ATX_CLOSING.sub("", m.group(2))
-                section = new_section(len(m.group(1)), title, i + 1, 1)
-                sections.append(section)
-                i += 1
+    def rule(self) -> None:
+        self.last = None
+
+    def add(self, kind: str, first: int, end: int) -> None:
+        """Lines `first` to `end` (0-based, end excluded) as a block, or joined to the last."""
+        while end > first and not self.lines[end - 1].strip():
+            end -= 1
+        if end <= first:
+            return
+        last = self.last
+        if last is not None and self._joins(last, kind, first):
+            # The blank lines between are kept, so that `start + index` stays the line number.
+            last.lines.extend(self.lines[last.end : end])
+            if kind == "olist" and last.kind == "para":
+                last.kind = "olist"  # steps stay with their lead-in
+            return
+        line = self.lines[first]
+        block = Block(kind, first + 1, self.lines[first:end], len(line) - len(line.lstrip()))
+        self.section.blocks.append(block)
+        self.last = block
+
+    def _joins(self, last: Block, kind: str, first: int) -> bool:
+        adjacent = last.end == first  # `last.end` is 1-based: the line right above
+        line = self.lines[first]
+        # Indented under a list item, even by less than CommonMark's content indent.
+        nested = len(line) - len(line.lstrip()) >= last.indent + 2 and last.kind in LISTS
+        if kind == "item":
+            return nested  # else each bullet item is a thought of its own
+        if kind == "olist":
+            return adjacent and last.kind in ("para", "olist")
+        if kind == "fence":
+            # A fence belongs to what introduces it: the text right above, a lead-in ending
+            # in ":", or the list item it is indented under.
+            return adjacent or last.lines[-1].rstrip().endswith(":") or nested
+        return adjacent
+
+    def loose(self, first: int, end: int) -> None:
+        """Lines no token covers (link reference definitions): paragraphs, as written."""
+        block_first = None
+        for i in range(first, end + 1):
+            blank = i == end or not self.lines[i].strip()
+            if blank and block_first is not None:
+                self.add("para", block_first, i)
+                block_first = None
+            elif not blank and block_first is None:
+                block_first = i
+
+    def fences(self, tokens: list, start: int) -> None:
+        """Record each fenced range in the block holding it; an unclosed fence runs to the
+        end of the file, as in CommonMark, less the trailing blank lines."""
+        blocks = iter(b for s in self.all for b in s.blocks)
+        block = next(blocks, None)
+        for token in tokens:
+            if token.type != "fence" or token.map is None:
                 continue
-        elif c in "`~":
-            m = _FENCE.match(s)
-            if m is not None and not (c == "`" and "`" in s[len(m.group(1)) :]):
-                if cur is None:
-                    if last is not None and (
-                        last.lines[-1].rstrip().endswith(":")
-                        or (indent >= 2 and last.kind in ("item", "olist"))
-                    ):
-                        cur = reopen(last, i)
-                    else:
-                        cur = Block("fence", i + 1, [])
-                    last = None
-                fence = (c, len(m.group(1)))
-                fence_from = len(cur.lines)
-                cur.lines.append(line)
-                i += 1
-                continue
-        if c in "=-" and cur is not None and cur.kind == "para" and len(cur.lines) == 1:
-            level = 1 if c == "=" else 2
-            if (_SETEXT_H1 if level == 1 else _SETEXT_H2).match(s):
-                title = cur.lines[0]
-                section = new_section(level, title, cur.start, 2)
-                sections.append(section)
-                cur = last = None
-                i += 1
-                continue
-        if c in "-*_" and indent < 4 and _THEMATIC.match(s):
-            if cur is not None:
-                section.blocks.append(cur)
-            cur = last = None
-            i += 1
-            continue
-        if c in "-*+" or c.isdigit():
-            m = _BULLET.match(s)
-            if m is not None:
-                ordered = m.group(1) is not None
-                if cur is not None and cur.kind in ("item", "olist") and indent >= cur.indent + 2:
-                    cur.lines.append(line)  # nested under the current item
-                elif (
-                    cur is None
-                    and last is not None
-                    and last.kind in ("item", "olist")
-                    and (indent >= last.indent + 2 or (ordered and last.kind == "olist"))
-                ):
-                    # A loose list: a nested item, or the next step, after a blank line.
-                    cur = reopen(last, i)
-                    cur.lines.append(line)
-                    last = None
-                elif ordered and cur is not None and cur.kind in ("para", "olist"):
-                    # Steps stay with their lead-in and with each other: a procedure split
-                    # into single steps loses its meaning.
-                    cur.kind = "olist"
-                    cur.lines.append(line)
-                else:
-                    if cur is not None:
-                        section.blocks.append(cur)
-                        last = cur
-                    cur = Block("olist" if ordered else "item", i + 1, [line], indent)
-                i += 1
-                continue
-        if cur is not None:
-            cur.lines.append(line)  # paragraph line or lazy continuation
-        elif indent >= 2 and last is not None and last.kind in ("item", "olist"):
-            cur = reopen(last, i)
-            cur.lines.append(line)
-            last = None
-        else:
-            cur = Block("para", i + 1, [line], indent)
-        i += 1
-    if cur is not None:
-        if fence is not None:
-            # An unclosed fence runs to the end of the file, as in CommonMark, less the
-            # trailing blank lines.
-            while len(cur.lines) > fence_from + 1 and not cur.lines[-1].strip():
-                cur.lines.pop()
-            cur.fences.append((fence_from, len(cur.lines) - 1))
-        section.blocks.append(cur)
-    return sections
+            first, last = token.map[0] + start + 1, token.map[1] + start
+            while block is not None and block.end < first:
+                block = next(blocks, None)
+            if block is None:
+                break
+            last = min(last, block.end)
+            while last > first and not self.lines[last - 1].strip():
+                last -= 1
+            block.fences.append((first - block.start, last - block.start))
 
 
 def chunk(

@@ -10,6 +10,7 @@ from django.db.models import OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from llmwiki import vocabulary
 from llmwiki.models.base import ImmutableModel, ImmutableQuerySet
 from llmwiki.models.projects import Project
 
@@ -79,18 +80,9 @@ class EpisodeQuerySet(ImmutableQuerySet):
 
 
 class Episode(ImmutableModel):
-    class Kind(models.TextChoices):
-        NOTE = "note", "Note"
-        LOG_ENTRY = "log_entry", "Log entry"
-        CHAT_TURN = "chat_turn", "Chat turn"
-        DECISION = "decision", "Decision"
-        TOOL_CALL = "tool_call", "Tool call"
-        PAGE_SECTION = "page_section", "Page section"
-        EVENT = "event", "Event"
-        EDIT = "edit", "Edit"
-        APPROVAL = "approval", "Approval"
-        RETRIEVAL = "retrieval", "Retrieval"
-        SOURCE_INGEST = "source_ingest", "Source ingest"
+    Kind = models.TextChoices(
+        "Kind", [(k.value.upper(), (k.value, k.label)) for k in vocabulary.EPISODE_KINDS]
+    )
 
     class MemoryType(models.TextChoices):
         WORKING = "working", "Working"
@@ -112,18 +104,9 @@ class Episode(ImmutableModel):
         SUPERSEDED = "superseded", "Superseded"
 
     # Lines the app logs about its own work: never project material for a sweep.
-    BOOKKEEPING_KINDS = (Kind.APPROVAL, Kind.RETRIEVAL, Kind.SOURCE_INGEST)
+    BOOKKEEPING_KINDS = vocabulary.BOOKKEEPING_KINDS
     # What an agent may post (API, MCP): project material, never the app's own bookkeeping.
-    AGENT_KINDS = (
-        Kind.NOTE,
-        Kind.LOG_ENTRY,
-        Kind.CHAT_TURN,
-        Kind.DECISION,
-        Kind.TOOL_CALL,
-        Kind.PAGE_SECTION,
-        Kind.EVENT,
-        Kind.EDIT,
-    )
+    AGENT_KINDS = vocabulary.AGENT_KINDS
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="episodes")
     wizard_run_id = models.BigIntegerField(null=True, blank=True)

@@ -11,23 +11,14 @@ from django.core.validators import RegexValidator
 from django.db import models, transaction
 from django.utils import timezone
 
+from llmwiki import vocabulary
 from llmwiki.models.audit import AuditEvent
 from llmwiki.models.base import ImmutableModel, sha256_hex
 from llmwiki.models.episodes import Episode, SecurityClass
 from llmwiki.models.projects import Project
 
-
-class PageKey(models.TextChoices):
-    SYSTEM_OVERVIEW = "SYSTEM_OVERVIEW", "System overview"
-    DECISION_LOG = "DECISION_LOG", "Decision log"
-    OPEN_QUESTIONS = "OPEN_QUESTIONS", "Open questions"
-    RUNBOOKS = "RUNBOOKS", "Runbooks"
-    GOVERNANCE = "GOVERNANCE", "Governance"
-    GLOSSARY = "GLOSSARY", "Glossary"
-    AGENT_INSTRUCTIONS = "AGENT_INSTRUCTIONS", "Agent instructions"
-    TRUST_MODEL = "TRUST_MODEL", "Trust model"
-    README = "README", "Readme"
-    INDEX = "INDEX", "Index"
+# Members named as the keys (PageKey.SYSTEM_OVERVIEW), labelled with the page titles.
+PageKey = models.TextChoices("PageKey", [(p.key, (p.key, p.title)) for p in vocabulary.PAGES])
 
 
 class Page(models.Model):
@@ -232,12 +223,10 @@ class Export(models.Model):
     """A stored export. Whether it is stale is `reviews.exports.service.stale_reasons`:
     that reads open questions, which live in `dreaming`, above this app."""
 
-    class Kind(models.TextChoices):
-        SYSTEM_PROFILE = "system-profile", "System profile"
-        RECEIVER_BRIEF = "receiver-brief", "Receiver brief"
-        STARTUP_PACKET = "startup-packet", "Startup packet"
-        HANDOFF = "handoff", "Handoff bundle"
-        BUNDLE = "bundle", "Starter bundle"
+    Kind = models.TextChoices(
+        "Kind",
+        [(v.upper().replace("-", "_"), (v, lab)) for v, lab in vocabulary.stored_export_kinds()],
+    )
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="exports")
     kind = models.CharField(max_length=20, choices=Kind.choices)

@@ -25,14 +25,15 @@ WITHHELD_TEXT = (
 )
 
 
-def redact_secrets(text: str) -> tuple[str, set[str]]:
-    """`text` with every secret the detectors find redacted, and their fingerprints."""
+def redact_secrets(text: str, *, keep_lines: bool = False) -> tuple[str, set[str]]:
+    """`text` with every secret the detectors find redacted, and their fingerprints;
+    `keep_lines` keeps the line breaks of a multi-line secret (see `redact`)."""
     raw = text.encode("ascii") if text.isascii() else None
     gate = raw.translate(LONG_RUN_GATE) if raw is not None else None
     spans = find_secrets(text, text.lower(), raw, gate)
     if not spans:
         return text, set()
-    redacted, findings = redact(text, spans)
+    redacted, findings = redact(text, spans, keep_lines=keep_lines)
     return redacted, {f.fingerprint for f in findings}
 
 

@@ -451,20 +451,31 @@ def _find_spans(
         runs = " ".join(text[m.start() : m.end()] for m in _TOKEN_RUN.finditer(gate))
     else:
         runs = ""
-
-    def keep(start: int, end: int, kind: str) -> None:
-        if start >= end or text.startswith("[REDACTED:", start):
-            return  # a marker from an earlier pass is not a secret
-        i = bisect.bisect_left(spans, (start,))
-        if i > 0 and spans[i - 1][1] > start:
-            return
-        if i < len(spans) and spans[i][0] < end:
-            return
-        spans.insert(i, (start, end, kind))
-
     # Lower-casing can change the length of a few non-ASCII strings; offsets found in
     # ``lower`` are only valid for ``text`` when the lengths agree.
     aligned = len(lower) == len(text)
+    _detected(spans, text, lower, runs, aligned)
+    _generic(spans, text, lower, aligned)
+    if long_gate is None or _TOKEN_RUN_START in long_gate:
+        _random(spans, text)
+    _echoes(spans, text)
+    return spans
+
+
+def _keep(spans: list[tuple[int, int, str]], text: str, start: int, end: int, kind: str) -> None:
+    """Add a span unless it is empty, a marker, or overlaps one found before."""
+    if start >= end or text.startswith("[REDACTED:", start):
+        return  # a marker from an earlier pass is not a secret
+    i = bisect.bisect_left(spans, (start,))
+    if i > 0 and spans[i - 1][1] > start:
+        return
+    if i < len(spans) and spans[i][0] < end:
+        return
+    spans.insert(i, (start, end, kind))
+
+
+def _detected(spans: list, text: str, lower: str, runs: str, aligned: bool) -> None:
+    """What the detectors for known formats find, those whose hints occur."""
     for det in _ALL_DETECTORS if runs else _NON_TOKEN_DETECTORS:
         hay = runs if det.token else lower if det.hints_lower else text
         for hint in det.hints:
@@ -494,8 +505,11 @@ def _find_spans(
                     continue
                 if scheme in _DB_SCHEMES:
                     kind = "connection_string"
-            keep(start, end, kind)
+            _keep(spans, text, start, end, kind)
 
+
+def _generic(spans: list, text: str, lower: str, aligned: bool) -> None:
+    """Values assigned to a secret-sounding name (`password = …`, `"api_key": "…"`)."""
     for hint, (exact, folded) in _GENERIC.items():
         if hint not in lower:
             continue
@@ -512,20 +526,24 @@ def _find_spans(
                 start, end = m.span("dq" if m.group("dq") is not None else "sq")
                 quoted = True
             if _accept_generic(text[start:end], quoted):
-                keep(start, end, "generic_secret")
+                _keep(spans, text, start, end, "generic_secret")
 
-    if long_gate is None or _TOKEN_RUN_START in long_gate:
-        for start, end in random_tokens(text):
-            keep(start, end, "random_token")
-        # A message that is nothing but one long token is a value pasted on its own, a key
-        # more often than anything: a commit hash comes with words ("fixed in 3f9a…").
-        bare = text.strip().strip("`'\"")
-        if LONE_TOKEN.fullmatch(bare) and _accept_letters_and_digits(bare):
-            start = text.index(bare)
-            keep(start, start + len(bare), "random_token")
 
-    # A value known to be a secret is redacted wherever else it appears, even where no
-    # detector would have recognised it (a bare query parameter, a quoted echo).
+def _random(spans: list, text: str) -> None:
+    """Tokens random enough to be keys, whatever names them."""
+    for start, end in random_tokens(text):
+        _keep(spans, text, start, end, "random_token")
+    # A message that is nothing but one long token is a value pasted on its own, a key
+    # more often than anything: a commit hash comes with words ("fixed in 3f9a…").
+    bare = text.strip().strip("`'\"")
+    if LONE_TOKEN.fullmatch(bare) and _accept_letters_and_digits(bare):
+        start = text.index(bare)
+        _keep(spans, text, start, start + len(bare), "random_token")
+
+
+def _echoes(spans: list, text: str) -> None:
+    """A value known to be a secret is redacted wherever else it appears, even where no
+    detector would have recognised it (a bare query parameter, a quoted echo)."""
     seen: set[str] = set()
     for start, end, kind in list(spans):
         value = text[start:end]
@@ -536,18 +554,23 @@ def _find_spans(
             break  # each value costs a pass over the text; hostile input may hold thousands
         pos = text.find(value)
         while pos != -1:
-            keep(pos, pos + len(value), kind)
+            _keep(spans, text, pos, pos + len(value), kind)
             pos = text.find(value, pos + len(value))
-    return spans
 
 
-def redact(text: str, spans: list[tuple[int, int, str]]) -> tuple[str, tuple[SecretFinding, ...]]:
+def redact(
+    text: str, spans: list[tuple[int, int, str]], *, keep_lines: bool = False
+) -> tuple[str, tuple[SecretFinding, ...]]:
+    """`text` with each span replaced by its marker; `keep_lines` keeps a multi-line
+    secret's line breaks after the marker, so the lines below keep their numbers."""
     parts: list[str] = []
     findings: dict[tuple[str, str], SecretFinding] = {}
     pos = 0
     for start, end, kind in spans:
         parts.append(text[pos:start])
         parts.append(f"[REDACTED:{kind}]")
+        if keep_lines:
+            parts.append("\n" * text.count("\n", start, end))
         fp = _fingerprint(text[start:end])
         findings.setdefault((kind, fp), SecretFinding(kind, fp))
         pos = end

@@ -19,8 +19,9 @@ from django.db import transaction
 from llmwiki.access import Do, can
 from llmwiki.errors import Refused
 from llmwiki.models import AuditEvent, Claim, Episode, Page, PageRevision, Project
+from llmwiki.vocabulary import PAGE_TITLES
 from llmwiki.wiki import GENERAL_SECTION, claim_create, page_recompile, record_change
-from reviews.exports.documents import BUNDLE_PAGES, TITLES
+from reviews.exports.documents import BUNDLE_PAGES
 
 # The pages whose lines are claims; OPEN_QUESTIONS stays questions (its sides were never
 # approved), and README/INDEX/CHANGELOG describe the bundle, not the project.
@@ -86,7 +87,7 @@ def bundle_accept(
         for episode in episodes:
             key = _page_key(episode)
             page, _ = Page.objects.get_or_create(
-                project=project, key=key, defaults={"title": TITLES.get(key, key.title())}
+                project=project, key=key, defaults={"title": PAGE_TITLES[key]}
             )
             held = set(page.claims.approved().values_list("text", flat=True))
             for text in _claim_lines(episode.content):

@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import asdict
 
+from llmwiki.vocabulary import PAGE_TITLES
 from llmwiki.wiki import GENERAL_SECTION as GENERAL
 from reviews.exports.selection import ContextEpisode, Item, Question, State
 
@@ -27,16 +28,6 @@ BUNDLE_PAGES = (
     "TRUST_MODEL",
     "GLOSSARY",
 )
-TITLES = {
-    "SYSTEM_OVERVIEW": "System overview",
-    "AGENT_INSTRUCTIONS": "Agent instructions",
-    "DECISION_LOG": "Decision log",
-    "OPEN_QUESTIONS": "Open questions",
-    "GOVERNANCE": "Governance",
-    "RUNBOOKS": "Runbooks",
-    "TRUST_MODEL": "Trust model",
-    "GLOSSARY": "Glossary",
-}
 # Said in every bundle's AGENT_INSTRUCTIONS, before the project's own reviewed instructions.
 HOUSE_RULES = (
     "Read README, INDEX and TRUST_MODEL before acting on anything here.",
@@ -414,7 +405,7 @@ def handoff(state: State, ledger: Ledger) -> dict[str, str]:
     for key in BUNDLE_PAGES:
         doc = Doc(f"{key}.md", ledger)
         page = state.pages.get(key)
-        doc.add(f"# {md(page.title) if page else TITLES[key]}")
+        doc.add(f"# {md(page.title) if page else PAGE_TITLES[key]}")
         if key == "OPEN_QUESTIONS":
             if state.questions:
                 doc.questions(state.questions, level="##")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,15 +25,52 @@ from llmwiki.models import (
     Project,
     SecurityClass,
 )
+from llmwiki.vocabulary import export_kind, export_kind_names
 from reviews.exports import documents, pack, selection
 from reviews.exports.selection import select_state
 
 GENERATOR = "llmwiki exports/1"
-KINDS = ("system-profile", "receiver-brief", "startup-packet", "handoff")
-# The kinds whose files speak of the open questions (list them, or count them).
-QUESTION_KINDS = frozenset({"receiver-brief", "startup-packet", "handoff"})
-# `bundle` is the name §12 also accepts: the starter bundle is the handoff bundle.
-ALIASES = {"bundle": "handoff"}
+
+
+@dataclass(frozen=True)
+class Writer:
+    """How an export kind (declared in `llmwiki.vocabulary`) is written."""
+
+    write: Callable[[documents.State, documents.Ledger, int], tuple[dict[str, str], dict]]
+    # Pages used whole even when no claim of theirs is cited ("*": every page).
+    whole: frozenset[str] = frozenset()
+    lists_questions: bool = False  # its files speak of the open questions (list or count)
+    zipped: bool = False  # its files also go out as one zip
+
+
+def _without_budget(
+    write: Callable[[documents.State, documents.Ledger], dict[str, str]],
+) -> Callable[[documents.State, documents.Ledger, int], tuple[dict[str, str], dict]]:
+    return lambda state, ledger, _budget: (write(state, ledger), {})
+
+
+def _startup_packet(state, ledger, budget):
+    texts, left_out = documents.startup_packet(state, ledger, budget)
+    return texts, {"left_out": left_out}
+
+
+WRITERS: dict[str, Writer] = {
+    "system-profile": Writer(_without_budget(documents.system_profile)),
+    "receiver-brief": Writer(
+        _without_budget(documents.receiver_brief),
+        whole=frozenset({"OPEN_QUESTIONS"}),
+        lists_questions=True,
+    ),
+    "startup-packet": Writer(_startup_packet, lists_questions=True),
+    "handoff": Writer(
+        _without_budget(documents.handoff), whole=frozenset("*"), lists_questions=True, zipped=True
+    ),
+}
+
+
+def lists_questions(kind: str) -> bool:
+    writer = WRITERS.get(kind)
+    return writer is not None and writer.lists_questions
 
 
 @dataclass(frozen=True)
@@ -45,9 +83,10 @@ class ExportOptions:
     episode_ids: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
-        kind = ALIASES.get(self.kind, self.kind)
-        if kind not in KINDS:
-            raise InputError("kind", f"unknown kind {self.kind!r} ({'|'.join(KINDS)}|bundle)")
+        kind = export_kind(self.kind)
+        if kind is None:
+            names = "|".join(export_kind_names(aliases=True))
+            raise InputError("kind", f"unknown kind {self.kind!r} ({names})")
         if self.audience not in SECURITY_RANK:
             raise InputError("audience", f"unknown audience {self.audience!r}")
         object.__setattr__(self, "kind", kind)
@@ -75,16 +114,9 @@ def export_render(*, project: Project, options: ExportOptions) -> Rendered:
     """The files `options` gives on the project's current reviewed state; writes nothing."""
     state = select_state(project, options.audience, options.episode_ids)
     ledger = documents.Ledger()
-    extra: dict[str, Any] = {}
+    writer = WRITERS[options.kind]
     try:
-        if options.kind == "system-profile":
-            texts = documents.system_profile(state, ledger)
-        elif options.kind == "receiver-brief":
-            texts = documents.receiver_brief(state, ledger)
-        elif options.kind == "startup-packet":
-            texts, extra["left_out"] = documents.startup_packet(state, ledger, options.budget)
-        else:
-            texts = documents.handoff(state, ledger)
+        texts, extra = writer.write(state, ledger, options.budget)
     except ValueError as exc:
         raise InputError("budget", str(exc)) from None
     # Only what a statement cites counts as used: a claim left out of a startup packet
@@ -94,9 +126,7 @@ def export_render(*, project: Project, options: ExportOptions) -> Rendered:
     # The revisions used: those the cited claims come from; a page an export shows whole
     # (OPEN_QUESTIONS in a brief, every page of a bundle) counts even when empty.
     used = {s["revision_id"] for s in ledger.statements if s["kind"] == "claim"}
-    whole = set(state.pages) if options.kind == "handoff" else set()
-    if options.kind == "receiver-brief":
-        whole.add("OPEN_QUESTIONS")
+    whole = set(state.pages) if "*" in writer.whole else writer.whole
     revisions = [p for p in state.pages.values() if p.revision_id in used or p.key in whole]
     generated_at = state.as_of.strftime("%Y-%m-%dT%H:%M:%SZ")
     files = {name: text.encode() for name, text in texts.items()}
@@ -124,12 +154,12 @@ def export_render(*, project: Project, options: ExportOptions) -> Rendered:
         "withheld": dict(sorted(state.withheld.items())),
         **extra,
     }
-    if options.kind in QUESTION_KINDS:
+    if writer.lists_questions:
         manifest["open_questions"] = [q.conflict_id for q in state.questions]
     files, manifest = pack.with_manifest(files, manifest)
     rendered = Rendered(files, manifest, claim_ids, manifest["revisions"])
-    if options.kind == "handoff":
-        rendered.zip_name = f"{project.slug}-handoff-{options.audience}.zip"
+    if writer.zipped:
+        rendered.zip_name = f"{project.slug}-{options.kind}-{options.audience}.zip"
         rendered.zip = pack.zip_bytes(files, state.as_of)
     return rendered
 
@@ -330,7 +360,7 @@ def stale_reasons(bases: dict[Any, Basis]) -> dict[Any, list[str]]:
         {
             (b.project.pk, b.audience)
             for b in bases.values()
-            if b.kind in QUESTION_KINDS and b.audience in SECURITY_RANK
+            if lists_questions(b.kind) and b.audience in SECURITY_RANK
         },
     )
     out: dict[Any, list[str]] = {}
@@ -348,7 +378,7 @@ def stale_reasons(bases: dict[Any, Basis]) -> dict[Any, list[str]]:
                     + (f" (now r{now.number})" if now else "")
                 )
         now_listed = listed.get((basis.project.pk, basis.audience))
-        if basis.kind in QUESTION_KINDS and now_listed is not None:
+        if lists_questions(basis.kind) and now_listed is not None:
             if added := sorted(now_listed - basis.open_questions):
                 reasons.append(
                     "open questions it does not list: " + ", ".join(f"#{pk}" for pk in added)
@@ -400,7 +430,7 @@ def _stale(exports: list[Export]) -> set[int]:
             frozenset(used[e.pk][0]),
             frozenset(used[e.pk][1]),
             frozenset(export_manifest(e).get("open_questions") or ())
-            if e.kind in QUESTION_KINDS
+            if lists_questions(e.kind)
             else frozenset(),
         )
         for e in exports

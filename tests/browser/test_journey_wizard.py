@@ -28,16 +28,8 @@ def shot(page, number: int, slug: str) -> None:
     page.screenshot(path=str(ARTIFACTS / f"wizard-{number}-{slug}.png"), full_page=True)
 
 
-def test_a_maintainer_walks_the_wizard_on_the_demo_corpus(
-    page, live_server, login, db, settings, tmp_path
-):
-    settings.EXPORT_DIR = tmp_path / "store"
-    admin = make_user("admin", is_superuser=True, is_staff=True)
-    login(admin)
-    page.get_by_role("link", name="Wizard").click()
-    page.get_by_role("button", name="Start a new run").click()
-
-    # 1. A new project, reviewed memory.
+def step_project(page):
+    """Step 1. A new project, reviewed memory."""
     expect(page.get_by_role("heading", name="Step 1: Project and authority")).to_be_visible()
     page.get_by_label("New project name").fill("Demo")
     page.get_by_label("New project slug").fill("demo")
@@ -45,7 +37,9 @@ def test_a_maintainer_walks_the_wizard_on_the_demo_corpus(
     shot(page, 1, "project")
     page.get_by_role("button", name="Save and continue").click()
 
-    # 2. The demo corpus, one upload, per-file progress, one result table.
+
+def step_import_corpus(page, admin):
+    """Step 2. The demo corpus, one upload, per-file progress, one result table."""
     expect(page.get_by_role("heading", name="Step 2: Import raw sources")).to_be_visible()
     files = demo_files()
     page.locator("#id_files").set_input_files(files)
@@ -58,7 +52,9 @@ def test_a_maintainer_walks_the_wizard_on_the_demo_corpus(
     assert Episode.objects.filter(wizard_run_id=run.pk).count() > 50
     page.get_by_test_id("next-step").click()
 
-    # 3. Classify: one episode relabelled on its own row.
+
+def step_classify(page):
+    """Step 3. Classify: one episode relabelled on its own row."""
     expect(page.get_by_role("heading", name="Step 3: Classify memory type")).to_be_visible()
     row = page.get_by_test_id("group-episodic").locator("tr[data-episode]").first
     episode_id = int(row.get_attribute("data-episode"))
@@ -71,7 +67,9 @@ def test_a_maintainer_walks_the_wizard_on_the_demo_corpus(
     assert EpisodeRelabel.objects.filter(episode_id=episode_id, memory_type="working").exists()
     page.get_by_test_id("next-step").click()
 
-    # 4. Proposals by page, from a sweep of this run's material.
+
+def step_proposals(page):
+    """Step 4. Proposals by page, from a sweep of this run's material."""
     expect(page.get_by_role("heading", name="Step 4: Proposals by page")).to_be_visible()
     page.get_by_role("button", name="Generate proposals").click()
     expect(page.get_by_test_id("sweep-status")).to_have_text("Succeeded", timeout=60_000)
@@ -80,7 +78,9 @@ def test_a_maintainer_walks_the_wizard_on_the_demo_corpus(
     shot(page, 4, "proposals")
     page.get_by_test_id("next-step").click()
 
-    # 5. The preview, with its reasons.
+
+def step_preview(page):
+    """Step 5. The preview, with its reasons."""
     expect(page.get_by_role("heading", name="Step 5: Dream preview")).to_be_visible()
     page.get_by_role("button", name="Run the dream preview").click()
     expect(page.get_by_test_id("sweep-status")).to_have_text("Succeeded", timeout=60_000)
@@ -89,7 +89,9 @@ def test_a_maintainer_walks_the_wizard_on_the_demo_corpus(
     shot(page, 5, "preview")
     page.get_by_test_id("next-step").click()
 
-    # 6. A conflict resolved inline.
+
+def step_conflicts(page):
+    """Step 6. A conflict resolved inline."""
     expect(page.get_by_role("heading", name="Step 6: Conflicts and uncertainties")).to_be_visible()
     cards = page.locator("article[data-testid^='conflict-']")
     before = cards.count()
@@ -104,12 +106,17 @@ def test_a_maintainer_walks_the_wizard_on_the_demo_corpus(
     shot(page, 6, "conflicts")
     page.get_by_test_id("next-step").click()
 
-    # 7. Commit: every proposal ticked, sensitive ones confirmed; the summary links revisions.
+
+def step_commit(page) -> str:
+    """Step 7. Commit: every proposal ticked by hand, sensitive ones confirmed; the summary links revisions."""
     expect(page.get_by_role("heading", name="Step 7: Commit reviewed memory")).to_be_visible()
     for box in page.locator("input[name^='sensitive_']").all():
         box.check()
-    ticked = page.locator("input[name=approve]:checked").count()
-    assert ticked > 0
+    # Nothing is ticked for the maintainer: each approval is a box they tick.
+    boxes = page.locator("input[name=approve]")
+    assert boxes.count() > 0 and page.locator("input[name=approve]:checked").count() == 0
+    for box in boxes.all():
+        box.check()
     page.get_by_role("button", name="Approve ticked").click()
     summary = page.get_by_test_id("commit-summary")
     expect(summary).to_be_visible()
@@ -117,8 +124,11 @@ def test_a_maintainer_walks_the_wizard_on_the_demo_corpus(
     shot(page, 7, "commit")
     diff = summary.locator("a[href*='/diff/']").first.get_attribute("href")
     page.get_by_test_id("next-step").click()
+    return diff
 
-    # 8. The four exports: manifests shown, verified, and what is downloaded verifies too.
+
+def step_exports(page, tmp_path: Path):
+    """Step 8. The four exports: manifests shown, verified, and what is downloaded verifies too."""
     expect(page.get_by_role("heading", name="Step 8: Exports")).to_be_visible()
     page.get_by_label("Scope in this run's episodes as episodic context").check()
     page.get_by_role("button", name="Build the four exports").click()
@@ -135,6 +145,24 @@ def test_a_maintainer_walks_the_wizard_on_the_demo_corpus(
         assert export_verify(folder).ok, kind
         assert (folder / "MANIFEST.json").is_file() and (folder / "EVIDENCE_LEDGER.json").is_file()
     shot(page, 8, "exports")
+
+
+def test_a_maintainer_walks_the_wizard_on_the_demo_corpus(
+    page, live_server, login, db, settings, tmp_path
+):
+    settings.EXPORT_DIR = tmp_path / "store"
+    admin = make_user("admin", is_superuser=True, is_staff=True)
+    login(admin)
+    page.get_by_role("link", name="Wizard").click()
+    page.get_by_role("button", name="Start a new run").click()
+    step_project(page)
+    step_import_corpus(page, admin)
+    step_classify(page)
+    step_proposals(page)
+    step_preview(page)
+    step_conflicts(page)
+    diff = step_commit(page)
+    step_exports(page, tmp_path)
 
     page.goto(f"{live_server.url}{diff}")
     expect(page.locator(".diff-view tr.add").first).to_be_visible()

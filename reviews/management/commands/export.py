@@ -13,6 +13,7 @@ from pathlib import Path
 
 from llmwiki.errors import InputError
 from llmwiki.management.base import ProjectCommand
+from llmwiki.vocabulary import export_kind_names
 from reviews.exports import (
     ExportOptions,
     export_create,
@@ -20,7 +21,7 @@ from reviews.exports import (
     export_verify,
 )
 from reviews.exports.pack import MANIFEST
-from reviews.exports.service import ALIASES, KINDS, Basis, stale_reasons
+from reviews.exports.service import Basis, stale_reasons
 
 
 class Command(ProjectCommand):
@@ -30,7 +31,7 @@ class Command(ProjectCommand):
 
     def add_arguments(self, parser) -> None:
         super().add_arguments(parser)
-        parser.add_argument("--kind", choices=[*KINDS, *ALIASES])
+        parser.add_argument("--kind", choices=export_kind_names(aliases=True))
         parser.add_argument("--audience", choices=["public", "internal", "restricted"])
         parser.add_argument("--out", metavar="DIR", help="also write the files here")
         parser.add_argument("--verify", metavar="DIR", help="check a folder of export files")

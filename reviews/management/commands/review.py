@@ -16,7 +16,7 @@ from dreaming import review_actions
 from dreaming.models import Candidate
 from llmwiki.management.base import ProjectCommand
 from reviews import actions
-from reviews.services import ReviewRefused
+from reviews.errors import ReviewRefused
 
 
 class Command(ProjectCommand):

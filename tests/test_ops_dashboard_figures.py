@@ -1,4 +1,4 @@
-"""Each dashboard figure against data that makes it non-trivial (ops/metrics.py).
+"""Each dashboard figure against data that makes it non-trivial (ops/dashboard_figures.py).
 
 Rows are placed on chosen days directly; the tests that go through the real services
 show that what the services write is what the figures read.
@@ -15,10 +15,10 @@ from dreaming import services as dreaming
 from dreaming.models import Conflict
 from llmwiki import wiki
 from llmwiki.models import Claim, Episode, Export, Page, PageRevision
-from ops.metrics import METRICS, Scope, export_status, percentile
+from ops.dashboard_figures import METRICS, Scope, export_status, percentile
 from reviews import actions, conflicts
+from reviews.errors import ReviewRefused
 from reviews.exports.service import stale_export_ids
-from reviews.services import ReviewRefused
 from tests.dashboard_data import (
     audit,
     candidate,

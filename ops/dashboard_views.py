@@ -1,6 +1,6 @@
 """Dashboards: one project's figures for its maintainers, every project's for staff.
 
-Both pages draw the same charts from `ops.metrics`; the admin page adds a row per project.
+Both pages draw the same charts from `ops.dashboard_figures`; the admin page adds a row per project.
 Each page runs a fixed number of queries, whatever the number of projects and days.
 """
 
@@ -22,8 +22,8 @@ from dreaming.models import Candidate
 from llmwiki.access import Do, get_project_for
 from llmwiki.models import Project
 from ops.charts import Chart, Line, chart, fmt, sparkline
+from ops.dashboard_figures import DAY_CHOICES, DEFAULT_DAYS, METRICS, Scope, export_status
 from ops.health import counters
-from ops.metrics import DAY_CHOICES, DEFAULT_DAYS, METRICS, Scope, export_status
 
 
 @dataclass(frozen=True)

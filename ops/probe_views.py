@@ -12,8 +12,8 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
 from llmwiki.models import Project
+from ops.dashboard_figures import export_status
 from ops.health import counters, run_checks
-from ops.metrics import export_status
 
 PROXY_HEADERS = (
     "HTTP_X_FORWARDED_FOR",

@@ -13,14 +13,16 @@ from django.views.decorators.http import require_http_methods, require_POST
 from llmwiki.access import Do, get_project_for, has_role
 from llmwiki.errors import InputError, Refused
 from llmwiki.models import Export, SecurityClass
+from llmwiki.vocabulary import export_kinds
 from reviews.exports import ExportOptions, bundle_accept, export_create, export_folder
 from reviews.exports.baseline import pending_bundle_episodes
 from reviews.exports.documents import DEFAULT_BUDGET, MIN_BUDGET
-from reviews.exports.service import KINDS, exports_for_list
+from reviews.exports.service import exports_for_list
 
 
 class ExportForm(forms.Form):
-    kind = forms.ChoiceField(choices=[(k, k.replace("-", " ").capitalize()) for k in KINDS])
+    # A callable, so the form offers the kinds declared when it is shown.
+    kind = forms.ChoiceField(choices=lambda: [(k.value, k.label) for k in export_kinds()])
     audience = forms.ChoiceField(choices=SecurityClass.choices, initial=SecurityClass.INTERNAL)
     budget = forms.IntegerField(
         min_value=MIN_BUDGET,

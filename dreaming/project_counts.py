@@ -8,8 +8,8 @@ from typing import Any
 from django.db.models import Count, Q
 
 from dreaming.models import Candidate, CandidateEvidence, Conflict, ConflictSide, DreamRun
-from llmwiki.dashboard import register_episode_panel, register_list_counter, register_panel
 from llmwiki.models import Episode, Project
+from llmwiki.project_counts import register_episode_panel, register_list_counter, register_panel
 
 
 @register_panel

@@ -1,0 +1,128 @@
+"""The app's fixed vocabularies, declared once: page keys, episode kinds, export kinds.
+
+Plain data without Django, so the sweep engine and the importers read the same lists as
+the models (whose `TextChoices` are built from them), the forms, the API schema and the
+command line. Adding an entry here is the whole change for every place that lists them;
+`tests/test_vocabulary.py` checks each entry reaches each of those places.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import NamedTuple
+
+# --- Wiki pages -----------------------------------------------------------------------------
+
+
+class PageEntry(NamedTuple):
+    key: str
+    title: str
+    standard: bool  # every project has it; a sweep routes candidates to it
+
+
+PAGES: tuple[PageEntry, ...] = (
+    PageEntry("SYSTEM_OVERVIEW", "System overview", True),
+    PageEntry("DECISION_LOG", "Decision log", True),
+    PageEntry("OPEN_QUESTIONS", "Open questions", True),
+    PageEntry("RUNBOOKS", "Runbooks", True),
+    PageEntry("GOVERNANCE", "Governance", True),
+    PageEntry("GLOSSARY", "Glossary", True),
+    PageEntry("AGENT_INSTRUCTIONS", "Agent instructions", False),
+    PageEntry("TRUST_MODEL", "Trust model", False),
+    PageEntry("README", "Readme", False),
+    PageEntry("INDEX", "Index", False),
+)
+PAGE_KEYS: tuple[str, ...] = tuple(p.key for p in PAGES)
+PAGE_TITLES: dict[str, str] = {p.key: p.title for p in PAGES}
+# The pages a project is created with, in the order the page filter lists them.
+STANDARD_PAGES: tuple[str, ...] = tuple(p.key for p in PAGES if p.standard)
+
+
+# --- Episode kinds --------------------------------------------------------------------------
+
+
+class EpisodeKind(NamedTuple):
+    value: str
+    label: str
+    imported: bool  # an importer may produce it, and a sweep reads it as material
+    posted: bool  # an agent may post it (API, MCP)
+
+
+EPISODE_KINDS: tuple[EpisodeKind, ...] = (
+    EpisodeKind("note", "Note", True, True),
+    EpisodeKind("log_entry", "Log entry", True, True),
+    EpisodeKind("chat_turn", "Chat turn", True, True),
+    EpisodeKind("decision", "Decision", True, True),
+    EpisodeKind("tool_call", "Tool call", True, True),
+    EpisodeKind("page_section", "Page section", True, True),
+    EpisodeKind("event", "Event", True, True),
+    EpisodeKind("edit", "Edit", False, True),
+    # The app's own bookkeeping: never project material, never posted from outside.
+    EpisodeKind("approval", "Approval", False, False),
+    EpisodeKind("retrieval", "Retrieval", False, False),
+    EpisodeKind("source_ingest", "Source ingest", False, False),
+)
+IMPORTED_KINDS: tuple[str, ...] = tuple(k.value for k in EPISODE_KINDS if k.imported)
+AGENT_KINDS: tuple[str, ...] = tuple(k.value for k in EPISODE_KINDS if k.posted)
+BOOKKEEPING_KINDS: tuple[str, ...] = tuple(
+    k.value for k in EPISODE_KINDS if not (k.imported or k.posted)
+)
+
+
+# --- Export kinds ---------------------------------------------------------------------------
+
+
+class ExportKind(NamedTuple):
+    value: str
+    label: str
+
+
+_EXPORT_KINDS: dict[str, ExportKind] = {
+    k.value: k
+    for k in (
+        ExportKind("system-profile", "System profile"),
+        ExportKind("receiver-brief", "Receiver brief"),
+        ExportKind("startup-packet", "Startup packet"),
+        ExportKind("handoff", "Handoff bundle"),
+    )
+}
+# Other names a kind is asked for by: the starter bundle is the handoff bundle. Exports
+# are stored under the kind's own name; the alias keeps its label for rows stored under it.
+EXPORT_ALIASES: dict[str, ExportKind] = {"bundle": ExportKind("handoff", "Starter bundle")}
+
+
+def export_kinds() -> list[ExportKind]:
+    """The export kinds, in the order they are offered and built."""
+    return list(_EXPORT_KINDS.values())
+
+
+def export_kind_names(*, aliases: bool = False) -> list[str]:
+    """Every name `--kind` accepts; with `aliases`, the other names too."""
+    return [*_EXPORT_KINDS, *(EXPORT_ALIASES if aliases else ())]
+
+
+def export_kind(name: str) -> str | None:
+    """The kind `name` asks for (an alias resolved), or None for an unknown name."""
+    if name in EXPORT_ALIASES:
+        return EXPORT_ALIASES[name].value
+    return name if name in _EXPORT_KINDS else None
+
+
+def stored_export_kinds() -> list[tuple[str, str]]:
+    """(value, label) of every kind an export row may hold: the model's choices."""
+    return [(k.value, k.label) for k in _EXPORT_KINDS.values()] + [
+        (name, alias.label) for name, alias in EXPORT_ALIASES.items()
+    ]
+
+
+@contextmanager
+def export_kind_registered(kind: ExportKind) -> Iterator[ExportKind]:
+    """Offer `kind` for the length of a block (tests add an export kind this way)."""
+    before = dict(_EXPORT_KINDS)
+    _EXPORT_KINDS[kind.value] = kind
+    try:
+        yield kind
+    finally:
+        _EXPORT_KINDS.clear()
+        _EXPORT_KINDS.update(before)
