@@ -37,7 +37,7 @@ SEVENTEEN = {
 }
 LATER = {
     "memory/2026-11-20.md": "# 2026-11-20 — agent:scout\n\n## Notes\n"
-    "- The staging Postgres (v17) lives on db-staging-2.\n",
+    "- Checked again: the staging database runs PostgreSQL 17 on db-staging-2.\n",
 }
 NOVEMBER = (date(2026, 11, 1), date(2026, 11, 30))
 
