@@ -91,10 +91,16 @@ def test_within_the_cap_a_clean_statement_leads_better_supported_log_narration()
 
 
 def test_a_fact_is_proposed_in_its_most_claim_like_wording():
-    # The wording covering most of the fact's terms opens on a reminder; another wording
+    # The wording covering most of the fact's terms is the day's narration; another wording
     # of the same fact reads as a plain statement, and that one is what a reviewer sees.
     eps = [
-        ep(1, 0, "- Reminder: billing-db-3 holds invoices in its ledger schema.", "log_entry", 0.6),
+        ep(
+            1,
+            0,
+            "- Checked that billing-db-3 holds invoices in its ledger schema.",
+            "log_entry",
+            0.6,
+        ),
         ep(2, 1, "- The invoices live in the ledger schema (billing-db-3).", "log_entry", 0.6),
     ]
     result = run_sweep(eps)
