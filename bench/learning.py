@@ -3,10 +3,12 @@ first decisions, on every labelled development corpus.
 
 For each corpus (Orchard and Kestrel beside the repository, Harbor and Pollen from their
 generators) the engine sweeps the first half of the episodes in time order; a simulated
-reviewer decides the first 20 proposals by the key (approve when the candidate's line is a
-claim line, else reject); then the second half is swept twice, without and with those
-decisions (``run_sweep(decided=...)``), and the share of its proposals located on a claim
-line is compared. Engine in process (the product's importers, no database), so the
+reviewer decides the first 20 candidates the sweep shows, in queue order (proposed, then
+deferred), by the key: approve when the candidate's line is a claim line, reject when it
+is not (a candidate the key cannot locate is skipped, as a reviewer would leave it); then
+the second half is ingested and swept twice, without and with those decisions
+(``run_sweep(decided=...)``), and the share of its candidates located on a claim line is
+compared. Engine in process (the product's importers, no database), so the
 numbers isolate the adjustment (``dreaming/engine/learn.py``).
 
     python bench/learning.py [--no-record]
@@ -74,11 +76,15 @@ def one(name: str, root: Path, key_path: Path) -> list[object]:
     eps.sort(key=lambda e: (e.occurred_at, e.id))
     half = len(eps) // 2
     first = run_sweep(eps[:half])
-    shown = [c for c in first.candidates if c.status == "proposed"][:FIRST]
-    decided = [
-        Decided(i, c.text, bool(key.claim(c.text)), c.signals["worth"])
-        for i, c in enumerate(shown, 1)
-    ]
+    # the queue as a reviewer reads it: proposed, then deferred (blocked ones aside)
+    shown = [c for c in first.candidates if c.status in ("proposed", "deferred")]
+    decided: list[Decided] = []
+    for c in shown:
+        verdict = key.claim(c.text)
+        if verdict is not None:
+            decided.append(Decided(len(decided) + 1, c.text, verdict, c.signals["worth"]))
+        if len(decided) == FIRST:
+            break
     texts = {d.text for d in decided}
 
     def queue(**kw) -> list[str]:

@@ -47,6 +47,7 @@ def _load_episodes(project: Project, ids: tuple[int, ...]) -> tuple[dict[int, Ep
     )
     fields = ("id", "occurred_at", "recorded_at", "content", "kind", "memory_type", "actor")
     fields += ("source_id", "source__importer", "trust", "flags", "tags", "security_class")
+    fields += ("locator__section",)
     rows = _in_range(project, ids).dreamable().values_list(*fields, named=True).order_by("id")
     for e in rows.iterator(chunk_size=5000):
         if e.id not in wanted:
@@ -66,6 +67,7 @@ def _load_episodes(project: Project, ids: tuple[int, ...]) -> tuple[dict[int, Ep
             tags=tuple(e.tags),
             # The gate stamps material with no time of its own with its recording time.
             dated=e.occurred_at != e.recorded_at,
+            section=e.locator__section if isinstance(e.locator__section, str) else "",
         )
     return out, security
 

@@ -28,6 +28,10 @@ from .worth import FEATURES, features
 K = 5  # neighbours that vote
 RADIUS = 1.25  # farther than this (about one form feature and a half) is not "similar"
 STRENGTH = 2.0  # log-odds a unanimous, exact-match vote moves a candidate by
+# A rejection counts this many times an approval: the queue shows what the model already
+# rates as claims, so approvals mostly confirm it while each rejection names a kind of
+# wording it gets wrong here.
+REJECTION = 2.0
 # The features a wording carries on its own: its place, source and restatement are left
 # out, since a decided candidate is compared with a new one by its text alone.
 _TEXT_NAMES = frozenset(
@@ -35,7 +39,8 @@ _TEXT_NAMES = frozenset(
         """words short long question ends_colon ends_stop starts_upper first_singular
         first_plural second_person obligation copula negated dated points_back asks_listener
         lead_in standalone past_tense values hosts_envs idents names code_span link markup
-        digits stop_ratio speaker parenthesis decide_cue life_cue imperative future"""
+        loose_digits percent stop_ratio speaker parenthesis decide_cue life_cue imperative
+        future opens_past"""
     )
 )
 _TEXT_FEATURES = tuple(i for i, name in enumerate(FEATURES) if name in _TEXT_NAMES)
@@ -99,7 +104,9 @@ class Reviewers:
         # model rated 0.7 pulls down by 0.7, an approval it already expected barely counts.
         # Closer ones count more, and one absent voter damps the vote, so a single
         # decision moves a candidate less than several agreeing ones.
-        weights = [1.0 - dist / (2 * RADIUS) for dist, *_ in voters]
+        weights = [
+            (1.0 if ok else REJECTION) * (1.0 - dist / (2 * RADIUS)) for dist, _, ok, _ in voters
+        ]
         vote = sum(w * (float(ok) - p) for w, (_, _, ok, p) in zip(weights, voters, strict=True))
         logit = STRENGTH * vote / (sum(weights) + 1.0)
         voters = [n for n in voters if abs(float(n[2]) - n[3]) >= 0.25]

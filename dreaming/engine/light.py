@@ -24,7 +24,7 @@ from .procedure import MIN_STEPS, Instance, chain_labelled, step_label
 from .text import _EMPTY, Features, analyse, intern_set
 from .types import Ep
 from .wording import junk_reason
-from .worth import place_code, plan_sections
+from .worth import place_code, plan_episodes, plan_sections
 
 _MAX_SENTENCES_PER_EPISODE = 40  # a pasted page must not dominate a sweep's cost
 
@@ -151,13 +151,16 @@ def _normalise(inp: Inputs, counts: Counter[str]) -> _Read:
     limit = _MAX_SENTENCES_PER_EPISODE
     get = index.get
     rep_steps: dict[int, list[tuple[int, int, bool]]] = {}
+    planned = plan_episodes(eps)
     for gi, g in enumerate(exact):
         rows: list[_Row] = []
         kind = eps[g[0]].kind
         parts = blocks(eps[g[0]].content)
         prose = sum(1 for b in parts if not b.heading and not b.code)
         plans = plan_sections(parts)
-        above: str | None = None  # the nearest heading above
+        in_plan = g[0] in planned
+        # the nearest heading above, in its text or else where its source put it
+        above: str | None = eps[g[0]].section.rpartition(" > ")[2] or None
         seen_prose = False
         for bno, (text, heading, box, code, number, item) in enumerate(parts):
             start = len(rows)
@@ -178,7 +181,7 @@ def _normalise(inp: Inputs, counts: Counter[str]) -> _Read:
                     first_sentence=k == 0,
                     first_block=not seen_prose,
                     one_block=prose == 1,
-                    plan=plans[bno],
+                    plan=plans[bno] or in_plan,
                 )
                 rows.append((s, si, box, heading, code, bno, at))
                 box = None  # a checkbox marks its item's first sentence, not the rest

@@ -48,6 +48,9 @@ class Ep:
     # False when the material carried no time of its own and was stamped with the time it
     # was recorded (an undated note): that says nothing of when it was written.
     dated: bool = True
+    # The headings above it in its source, as the importer located it ("Plan > Next"):
+    # a note cut into one episode per item keeps the shape of the list it was in.
+    section: str = ""
 
 
 @dataclass(frozen=True, slots=True)

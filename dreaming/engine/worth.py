@@ -132,7 +132,10 @@ def imperative(text: str) -> bool:
     low1 = w1.lower()
     if low1 in _AUX:
         return False
-    inflected = low1.endswith("ed") or (low1[-1] == "s" and low1[-2:] != "ss")
+    # "Redis runs …", "Postgres crashed at …": a subject and its verb. A past form
+    # followed by a content word qualifies it instead ("Add focused tests …").
+    past = low1.endswith("ed") and (len(toks) < 3 or toks[2].lower() in _CLOSED)
+    inflected = past or (low1[-1] == "s" and low1[-2:] != "ss")
     return not (w1.isalpha() and inflected and low1 not in _CLOSED)
 
 
@@ -156,6 +159,32 @@ def plan_sections(parts: Sequence[Block]) -> list[bool]:
             words = set(text[:120].lower().split())
             todo += box == " " or imperative(text) or bool(words & _FUTURE)
     close(len(parts))
+    return out
+
+
+_ITEM_MARK_RE = re.compile(r"^\s*(?:[-*•+]|\d{1,3}[.)])\s+(\[[ xX]\]\s*)?")
+
+
+def plan_episodes(eps: Sequence[Ep]) -> set[int]:
+    """The episodes (by index) that are items of a to-do list: a note cut into one episode
+    per item keeps its list's shape in the section the importer located each item in, and
+    a section whose items are mostly to-dos (open boxes, orders, future tense) is a plan,
+    whatever its heading says. A numbered list of orders is a procedure, not a plan."""
+    groups: dict[tuple[int, str], list[tuple[int, bool]]] = {}
+    for i, e in enumerate(eps):
+        if not e.section:
+            continue
+        m = _ITEM_MARK_RE.match(e.content)
+        if m is None or m.group(0).lstrip()[:1].isdigit():
+            continue
+        text = e.content[m.end() : m.end() + 120]
+        todo = (m.group(1) or "").strip() == "[ ]" or imperative(text)
+        todo = todo or bool(set(text.lower().split()) & _FUTURE)
+        groups.setdefault((e.source_id, e.section), []).append((i, todo))
+    out: set[int] = set()
+    for items in groups.values():
+        if len(items) >= 2 and 2 * sum(t for _, t in items) > len(items):
+            out.update(i for i, _ in items)
     return out
 
 
@@ -198,7 +227,8 @@ FEATURES = (
     "code_span",
     "link",
     "markup",
-    "digits",
+    "loose_digits",
+    "percent",
     "stop_ratio",
     "speaker",
     "parenthesis",
@@ -224,7 +254,48 @@ FEATURES = (
     "fact_days",
     "wordings",
     "future",
+    "opens_past",
+    "narration",
+    "days_logged",
+    "order_bullet",
+    "order_step",
 )
+
+
+def opens_past(text: str) -> bool:
+    """True when a sentence opens on a past-tense verb with its subject dropped, the way a
+    log records what was done ("Fixed the flaky test", "Paired with Bo on …")."""
+    toks = _TOKENS_RE.findall(text[:40].lstrip("*_ "))
+    if len(toks) < 2:
+        return False
+    w0 = toks[0]
+    return (
+        w0.isalpha()
+        and w0[0].isupper()
+        and w0[1:].islower()
+        and len(w0) > 4
+        and w0.endswith("ed")
+        and toks[1] not in (":", "'", "’")
+        and toks[1].lower() not in _AUX
+    )
+
+
+def _past(words: list[str]) -> int:
+    return sum(1 for w in words if len(w) > 4 and w.endswith("ed"))
+
+
+def loose_digits(text: str, f: Features) -> int:
+    """Digits outside the typed values a sentence carries: dates, clock times and counts
+    of the day, not a host, a version, a port or an identifier, which a claim states."""
+    typed = [v.lower() for v in (*f.values, *f.hosts, *f.idents) if any(c.isdigit() for c in v)]
+    n = 0
+    for chunk in text.lower().split():
+        chunk = chunk.strip("()[]{}<>,.;:!?\"'`*")
+        if any(c.isdigit() for c in chunk) and not any(
+            v == chunk or (len(v) > 1 and v in chunk) for v in typed
+        ):
+            n += sum(1 for c in chunk if c.isdigit())
+    return n
 
 
 def spread(eps: Sequence[Ep], idx: Iterable[int]) -> int:
@@ -272,6 +343,10 @@ def features(
     plan = bool(place & PLAN_SECTION)
     # A log is dated: an order or a to-do list there is the day's plan, in a note a rule.
     logged = KINDS[kind] in _DATED_KINDS if kind < len(KINDS) else False
+    past = opens_past(stripped)
+    # Log narration: what the writer did that day, in the first person or with the
+    # subject dropped ("Paired with Bo on …", "I restarted the job").
+    narrated = logged and (past or (bool(_FIRST_SINGULAR & wordset) and _past(words)))
     return [
         min(math.log1p(f.words) / math.log(50.0), 1.0),
         float(f.words < 6),
@@ -291,7 +366,7 @@ def features(
         float(asks_the_listener(stripped)),
         float(not_a_claim(stripped)),
         float(standalone(stripped)),
-        sum(1 for w in words if len(w) > 4 and w.endswith("ed")) / n,
+        _past(words) / n,
         min(len(f.values), 3) / 3.0,
         float(bool(f.hosts or f.envs)),
         min(len(f.idents), 3) / 3.0,
@@ -299,7 +374,8 @@ def features(
         float("`" in stripped),
         float("http" in stripped or "](" in stripped),
         min(markup / chars * 10.0, 1.0),
-        min(sum(1 for c in stripped if c.isdigit()) / chars * 5.0, 1.0),
+        min(loose_digits(stripped, f) / chars * 5.0, 1.0),
+        float("%" in stripped),
         f.stop_ratio,
         float(_SPEAKER_RE.match(stripped) is not None),
         float("(" in stripped),
@@ -325,6 +401,13 @@ def features(
         min(math.log1p(days - 1) / math.log(10.0), 1.0),
         min(math.log(max(wordings, 1)) / math.log(5.0), 1.0),
         float(bool(_FUTURE & wordset)),
+        float(past),
+        float(narrated),
+        # Said again day after day in a log or a chat: a routine, unless a note says it too.
+        min(math.log1p(days - 1) / math.log(10.0), 1.0) * logged,
+        # A bullet list of orders is a to-do list; a numbered one, the steps of a procedure.
+        float(order and bool(place & ITEM) and not place & NUMBERED),
+        float(order and bool(place & NUMBERED)),
     ]
 
 

@@ -126,6 +126,7 @@ def episodes(root: Path) -> tuple[list[Ep], dict[int, str]]:
                         source_trust=SOURCE_TRUST.get(importer, 0.5),
                         tags=d.tags,
                         dated=d.occurred_at is not None,
+                        section=str(d.locator.get("section") or ""),
                     )
                 )
                 path_of[i] = path

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from dreaming.engine import Ep, Policy, run_sweep
+from dreaming.engine.text import analyse
 from dreaming.engine.worth import (
     BOX_OPEN,
     FEATURES,
@@ -15,7 +17,10 @@ from dreaming.engine.worth import (
     NUMBERED,
     WEIGHTS_PATH,
     Model,
+    features,
+    imperative,
     place_code,
+    plan_episodes,
     shipped,
 )
 
@@ -91,10 +96,16 @@ def test_within_the_cap_a_clean_statement_leads_better_supported_log_narration()
 
 
 def test_a_fact_is_proposed_in_its_most_claim_like_wording():
-    # The wording covering most of the fact's terms opens on a reminder; another wording
+    # The wording covering most of the fact's terms is the day's narration; another wording
     # of the same fact reads as a plain statement, and that one is what a reviewer sees.
     eps = [
-        ep(1, 0, "- Reminder: billing-db-3 holds invoices in its ledger schema.", "log_entry", 0.6),
+        ep(
+            1,
+            0,
+            "- Checked that billing-db-3 holds invoices in its ledger schema.",
+            "log_entry",
+            0.6,
+        ),
         ep(2, 1, "- The invoices live in the ledger schema (billing-db-3).", "log_entry", 0.6),
     ]
     result = run_sweep(eps)
@@ -102,3 +113,52 @@ def test_a_fact_is_proposed_in_its_most_claim_like_wording():
     (candidate,) = result.candidates
     assert candidate.text == "The invoices live in the ledger schema (billing-db-3)."
     assert candidate.signals["worth"] >= shipped().threshold
+
+
+def _x(text: str, kind: str = "note") -> dict[str, float]:
+    place = place_code(
+        kind=kind,
+        item=False,
+        number=0,
+        checkbox=None,
+        heading=None,
+        first_sentence=True,
+        first_block=True,
+        one_block=True,
+    )
+    return dict(zip(FEATURES, features(text, analyse(text), place, 1, 0.8), strict=True))
+
+
+def test_hosts_versions_and_ports_are_typed_values_not_loose_digits():
+    assert _x("The staging Postgres (v16) lives on db-staging-2.")["loose_digits"] == 0
+    assert _x("The gateway listens on port 8443.")["loose_digits"] == 0
+    assert _x("Deployed at 09:10 on 2026-03-02, all green.")["loose_digits"] > 0
+
+
+def test_first_person_or_subjectless_past_in_a_log_is_narration_not_in_a_note():
+    said = "Paired with Bo on the invoice export job, mostly reading logs."
+    assert _x(said, "log_entry")["narration"] == 1.0
+    assert _x("I restarted the exporter after lunch.", "log_entry")["narration"] == 1.0
+    assert _x(said, "note")["narration"] == 0.0
+    assert _x("The exporter restarted cleanly.", "log_entry")["narration"] == 0.0
+
+
+def test_an_order_is_told_from_a_subject_and_its_past_tense_verb():
+    assert imperative("Add focused unit tests around the wave manager.")
+    assert not imperative("Postgres crashed at 3am on the primary.")
+    assert not imperative("Redis runs on db-cache-1.")
+
+
+def test_items_of_a_note_section_that_are_mostly_orders_are_a_plan_but_numbered_steps_are_not():
+    def item(i: int, text: str, section: str) -> Ep:
+        return replace(ep(i, 0, text), source_id=7, section=section)
+
+    eps = [
+        item(1, "- Add Zustand store modules for runtime state.", "Task > Plan"),
+        item(2, "- Remove the unused dependency.", "Task > Plan"),
+        item(3, "- The store is created once per provider.", "Task > Plan"),
+        item(4, "1. Drain the gateway.", "Runbook > Steps"),
+        item(5, "2. Restart the forwarder.", "Runbook > Steps"),
+        item(6, "- Add a retry to the uploader.", "Task > Other"),
+    ]
+    assert plan_episodes(eps) == {0, 1, 2}
