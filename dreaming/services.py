@@ -270,6 +270,7 @@ def _load_episodes(project: Project, ids: tuple[int, ...]) -> tuple[dict[int, Ep
     )
     fields = ("id", "occurred_at", "recorded_at", "content", "kind", "memory_type", "actor")
     fields += ("source_id", "source__importer", "trust", "flags", "tags", "security_class")
+    fields += ("locator",)
     rows = _in_range(project, ids).dreamable().values_list(*fields, named=True).order_by("id")
     for e in rows.iterator(chunk_size=5000):
         if e.id not in wanted:
@@ -289,8 +290,17 @@ def _load_episodes(project: Project, ids: tuple[int, ...]) -> tuple[dict[int, Ep
             tags=tuple(e.tags),
             # The gate stamps material with no time of its own with its recording time.
             dated=e.occurred_at != e.recorded_at,
+            heading=_nearest_heading(e.locator),
         )
     return out, security
+
+
+def _nearest_heading(locator: object) -> str:
+    """The innermost heading of an episode's section path ("A > B" gives "B")."""
+    section = locator.get("section") if isinstance(locator, dict) else None
+    if not isinstance(section, str):
+        return ""
+    return section.rsplit(" > ", 1)[-1].strip()
 
 
 def _in_range(project: Project, ids) -> QuerySet[Episode]:

@@ -52,6 +52,9 @@ class Ep:
     # False when the material carried no time of its own and was stamped with the time it
     # was recorded (an undated note): that says nothing of when it was written.
     dated: bool = True
+    # The heading the episode was written under in its file ("" when none): a heading
+    # that names a state ("Completed") gives that state to what stands under it.
+    heading: str = ""
 
 
 @dataclass(frozen=True, slots=True)
