@@ -8,6 +8,7 @@ from django.utils import timezone
 from dreaming import services
 from dreaming.engine import pipeline
 from dreaming.models import Candidate, CandidateEvidence, Conflict, DreamRun
+from llmwiki.ingest import RawFile, ingest_files
 from llmwiki.models import AuditEvent, Episode, Project
 from tests.dreaming_data import seed
 
@@ -55,6 +56,21 @@ def test_closed_work_never_comes_back_as_an_active_candidate(project):
     assert not Candidate.objects.filter(
         project=project, text__icontains="csv export", lifecycle="active", status="proposed"
     ).exists()
+
+
+def test_an_item_filed_under_a_completed_heading_in_a_note_is_done_work(project):
+    note = (
+        "# Tasks\n\n## In Progress\n\n- Move the invoice renderer to the shared worker pool.\n\n"
+        "## Completed\n\n- Wire the billing-export job to the new scheduler on batch-7.\n"
+    )
+    ingest_files(project=project, files=[RawFile("notes/tasks.md", note.encode())], actor="system")
+    dream(project)
+
+    lifecycles = dict(Candidate.objects.filter(project=project).values_list("text", "lifecycle"))
+    done = [t for t in lifecycles if "billing-export" in t]
+    still_open = [t for t in lifecycles if "invoice renderer" in t]
+    assert done and all(lifecycles[t] == "done" for t in done)
+    assert still_open and all(lifecycles[t] == "active" for t in still_open)
 
 
 def test_preview_writes_nothing_binding(project):

@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
+from functools import lru_cache
 from itertools import combinations, pairwise
 
 import numpy as np
@@ -177,6 +178,34 @@ def _nearest_terms(terms: frozenset[str], sentence: str, at: int, cap: int) -> l
         return (abs(pos - at) if pos >= 0 else len(low), t)
 
     return sorted(terms, key=distance)[:cap]
+
+
+@lru_cache(maxsize=4096)
+def heading_state(heading: str) -> str | None:
+    """The state a heading gives every item under it, when the heading names only a state.
+
+    "## Completed" or "### Done" files its items as finished work; "## In progress" as
+    open work. A heading that names a subject as well ("Done: billing export") is a
+    marker about that subject, read as any sentence is, not a label for a list.
+    """
+    if not heading:
+        return None
+    m = find_marker(heading)
+    return m.state if m is not None and not m.topic else None
+
+
+# A document's own status field ("Status: Done", "**Status:** Archived"): the state of
+# the whole document, as a task or ticket file records it.
+_STATUS_RE = re.compile(r"^\W*status\W*:\W*(?P<value>\w.*)$", re.I | re.M)
+
+
+def status_field(content: str) -> str | None:
+    """The state a document's status field gives it, if the text holds one."""
+    m = _STATUS_RE.search(content)
+    if m is None:
+        return None
+    marker = find_marker(m.group("value"))
+    return marker.state if marker is not None else None
 
 
 @dataclass(frozen=True, slots=True)

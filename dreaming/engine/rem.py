@@ -16,11 +16,23 @@ from . import disputes, slots
 from .cluster import core_terms
 from .facts import Clock, Inputs, Units, label
 from .light import LightResult
-from .reflect import BROAD, Event, TopicIndex, TopicState, combine, find_marker, fold, term_themes
+from .reflect import (
+    BROAD,
+    Event,
+    Marker,
+    TopicIndex,
+    TopicState,
+    combine,
+    find_marker,
+    fold,
+    heading_state,
+    status_field,
+    term_themes,
+)
 from .route import section_name
 from .similar import TermIndex, stem
 from .text import DECIDE_CUE, LIFE_CUE
-from .types import ConflictDraft, ConflictSide, Theme
+from .types import TERMINAL_LIFECYCLES, ConflictDraft, ConflictSide, Ep, Theme
 from .wording import display_text, trim_snippet
 
 
@@ -67,12 +79,28 @@ def _lifecycle(
         for c in facts
     ]
     events: list[Event] = []
+    closed_docs = _closed_documents(eps)
     for u in range(len(U)):
-        if not U.eps[u] or not (U.feat[u].cues & LIFE_CUE or U.checkbox[u]):
+        if not U.eps[u]:
             continue
-        marker = find_marker(U.text[u], U.checkbox[u])
+        last = eps[U.eps[u][-1]]
+        marker = None
+        if U.feat[u].cues & LIFE_CUE or U.checkbox[u]:
+            marker = find_marker(U.text[u], U.checkbox[u])
+        if marker is None:
+            # What the sentence does not say of itself, its place may: an item under a
+            # "Completed" heading, or any line of a document whose status field says it
+            # is done. Such a state speaks only for the sentence's own fact: the item
+            # names its work in its own words, which need not be another line's.
+            state = heading_state(last.heading)
+            decided = last
+            if state is None:
+                decided = closed_docs.get(last.source_id)
+                state = decided and status_field(decided.content)
+            if state is not None and decided is not None:
+                marker = Marker(state, frozenset())
+                last = max(last, decided, key=lambda e: e.occurred_at)
         if marker is not None:
-            last = eps[U.eps[u][-1]]
             events.append(Event(marker, last.occurred_at, last.id, u, U.feat[u]))
     counts["lifecycle_markers"] = len(events)
     # Events sharing a topic are folded once; a marker with no topic terms ("Done.")
@@ -116,6 +144,15 @@ def _lifecycle(
     return [
         combine(applies[ci], now) if ci in applies else ("active", None) for ci in range(len(facts))
     ]
+
+
+def _closed_documents(eps: Sequence[Ep]) -> dict[int, Ep]:
+    """Per source, the episode holding its status field when that says it is closed."""
+    out: dict[int, Ep] = {}
+    for e in eps:
+        if e.source_id not in out and status_field(e.content) in TERMINAL_LIFECYCLES:
+            out[e.source_id] = e
+    return out
 
 
 def _conflicts(

@@ -52,6 +52,12 @@ class Ep:
     # a note cut into one episode per item keeps the shape of the list it was in.
     section: str = ""
 
+    @property
+    def heading(self) -> str:
+        """The heading it was written under ("" when none): a heading that names a state
+        ("Completed") gives that state to what stands under it."""
+        return self.section.rsplit(" > ", 1)[-1].strip()
+
 
 @dataclass(frozen=True, slots=True)
 class ApprovedClaim:

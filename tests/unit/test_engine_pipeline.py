@@ -197,6 +197,39 @@ def test_it_lets_an_explicit_reopen_bring_closed_work_back():
     assert lifecycles == {"active"}
 
 
+def test_an_item_under_a_completed_heading_is_proposed_as_done_work():
+    eps = [
+        ep(
+            1,
+            0,
+            "- Wire the billing-export job to the new scheduler on batch-7.",
+            section="Work > Completed",
+        ),
+        ep(2, 0, "- Move the invoice renderer to the shared worker pool.", section="Work > In Progress"),
+    ]
+    result = run_sweep(eps, policy=Policy(min_evidence=1, min_score=0.0), now=NOW)
+
+    (done,) = candidates_touching(result, [1])
+    (open_,) = candidates_touching(result, [2])
+    assert done.lifecycle == "done"
+    assert open_.lifecycle == "active"
+
+
+def test_every_line_of_a_document_whose_status_field_says_done_is_done_work():
+    status = "**Status:** Done\n**Updated:** 2026-03-01"
+    eps = [
+        ep(1, 0, status, source_id=7),
+        ep(2, 0, "- Removed the unused retry queue from the billing-export job.", source_id=7),
+        ep(3, 0, "- The invoice renderer runs in the shared worker pool.", source_id=8),
+    ]
+    result = run_sweep(eps, policy=Policy(min_evidence=1, min_score=0.0), now=NOW)
+
+    (in_done_doc,) = candidates_touching(result, [2])
+    (elsewhere,) = candidates_touching(result, [3])
+    assert in_done_doc.lifecycle == "done"
+    assert elsewhere.lifecycle == "active"
+
+
 def test_it_reinforces_an_approved_claim_seen_again_instead_of_proposing_it():
     claim = ApprovedClaim(7, "The staging database runs PostgreSQL 16 on db-staging-2.", "SO")
     result = run_sweep(five_wordings() + chatter(), approved_claims=[claim], now=NOW)

@@ -12,7 +12,9 @@ from dreaming.engine.reflect import (
     combine,
     find_marker,
     fold,
+    heading_state,
     lifecycle_for,
+    status_field,
     term_themes,
     topic_need,
 )
@@ -131,3 +133,21 @@ def test_it_finds_terms_recurring_on_enough_days():
         10,
     )
     assert [(t.label, t.days, t.episodes) for t in themes] == [("postgres", 3, 3)]
+
+
+def test_a_heading_gives_its_items_a_state_only_when_it_names_nothing_else():
+    assert heading_state("Completed") == "done"
+    assert heading_state("Archived") == "archived"
+    assert heading_state("In Progress") == "todo"
+    assert heading_state("Pending") is None
+    assert heading_state("Recent changes") is None
+    assert heading_state("Closed: billing export") is None  # a marker about a subject
+    assert heading_state("") is None
+
+
+def test_a_status_field_is_read_as_the_document_state():
+    assert status_field("**Status:** Done  \n**Added:** 2025-12-12") == "done"
+    assert status_field("Status: archived") == "archived"
+    assert status_field("**Status:** In Progress") == "todo"
+    assert status_field("Status: Draft") is None
+    assert status_field("The job reports its status: done or not.") is None
