@@ -114,7 +114,15 @@ def _rep_order(eps: Sequence[Ep]) -> Callable[[int], tuple[float, int]]:
 
 def _normalise(inp: Inputs, counts: Counter[str]) -> _Read:
     """Fold exact duplicates and analyse each distinct text's sentences once."""
-    eps = inp.eps
+    aside, exact = _exact_duplicates(inp.eps, counts)
+    return _analyse_texts(inp.eps, aside, exact)
+
+
+def _exact_duplicates(
+    eps: Sequence[Ep], counts: Counter[str]
+) -> tuple[dict[int, str], list[list[int]]]:
+    """The episodes set aside unread (with why), and the rest in groups of the same text,
+    each group led by its representative."""
     aside: dict[int, str] = {}
     keys: list[str] = []
     live_idx: list[int] = []
@@ -141,8 +149,11 @@ def _normalise(inp: Inputs, counts: Counter[str]) -> _Read:
     del keys  # the normalised texts are the largest transient of the sweep
     exact.sort(key=lambda g: g[0])
     counts["exact_duplicates"] = sum(len(g) - 1 for g in exact)
+    return aside, exact
 
-    # Each distinct sentence is analysed once; a text is the list of its sentences.
+
+def _analyse_texts(eps: Sequence[Ep], aside: dict[int, str], exact: list[list[int]]) -> _Read:
+    """Each distinct sentence is analysed once; a text is the list of its sentences."""
     index: dict[str, int] = {}
     feats: list[Features] = []
     rep_sents: list[list[_Row]] = []
