@@ -346,6 +346,23 @@ def _build_units(inp: Inputs, read: _Read, dup: _Dups, counts: Counter[str]) -> 
         group_units.append(mine)
         if steps_at and row_unit is not None:
             _collect_steps(inp, steps_at, row_unit, members, instances, fragments, step_units)
+    _add_claims(inp, add, blocks_seen, instances)
+    fragments.sort(key=lambda f: (f[1], min(f[5])))
+    instances.extend(chain_labelled(fragments))
+    counts["sentences"] = len(text)
+    counts["junk_sentences"] = sum(1 for j in junk if j)
+    units = _as_units(eps, text, feat, u_eps, claim, junk, checkbox, place, step_units)
+    return _Built(units, group_units, instances, list(blocks_seen))
+
+
+def _add_claims(
+    inp: Inputs,
+    add: Callable[..., int],
+    blocks_seen: dict[Block, None],
+    instances: list[Instance],
+) -> None:
+    """The approved claims' sentences as units of their own, so a fact seen again can
+    reinforce the claim that states it."""
     for c in inp.claims:
         steps: dict[int, list[int]] = {}
         claim_block: list[int] = []
@@ -361,15 +378,24 @@ def _build_units(inp: Inputs, read: _Read, dup: _Dups, counts: Counter[str]) -> 
             blocks_seen.setdefault(tuple(claim_block), None)
         if len(steps) >= MIN_STEPS:  # an approved runbook: runs of it reinforce it
             instances.append(Instance(steps, [], 1.0))
-    fragments.sort(key=lambda f: (f[1], min(f[5])))
-    instances.extend(chain_labelled(fragments))
+
+
+def _as_units(
+    eps: Sequence[Ep],
+    text: list[str],
+    feat: list[Features],
+    u_eps: list[list[int]],
+    claim: list[int | None],
+    junk: list[str | None],
+    checkbox: list[str | None],
+    place: array,
+    step_units: set[int],
+) -> Units:
     for x in u_eps:
         if len(x) > 1:
             x[:] = sorted(set(x))
-    counts["sentences"] = len(text)
-    counts["junk_sentences"] = sum(1 for j in junk if j)
     trust = [e.source_trust for e in eps]
-    units = Units(
+    return Units(
         text=text,
         feat=feat,
         eps=u_eps,
@@ -385,7 +411,6 @@ def _build_units(inp: Inputs, read: _Read, dup: _Dups, counts: Counter[str]) -> 
         weight=[len(x) for x in u_eps],
         steps=frozenset(step_units),
     )
-    return _Built(units, group_units, instances, list(blocks_seen))
 
 
 def _collect_steps(
