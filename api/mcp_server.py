@@ -82,6 +82,47 @@ PacketBudget = Annotated[
         f"{MIN_BUDGET // CHARS_PER_TOKEN}; default {DEFAULT_BUDGET // CHARS_PER_TOKEN}",
     ),
 ]
+EventContent = Annotated[
+    str,
+    Field(description=f"what happened, 1 to {EVENT_MAX_CONTENT_BYTES:,} bytes as UTF-8"),
+]
+Kind = Annotated[EventKind, Field(description="the episode kind")]
+OccurredAt = Annotated[
+    datetime | None,
+    Field(description="when it happened, ISO 8601 (UTC unless an offset is given); omit for now"),
+]
+Tags = Annotated[
+    list[str] | None,
+    Field(
+        description=f"up to {EVENT_MAX_TAGS} tags of up to {EVENT_MAX_TAG_CHARS} characters each"
+    ),
+]
+Locator = Annotated[
+    dict[str, Any] | None,
+    Field(
+        description="where it happened (file, line, turn…), up to "
+        f"{EVENT_MAX_LOCATOR_BYTES:,} bytes as JSON"
+    ),
+]
+Agent = Annotated[
+    str, Field(description=f"your agent name, up to {EVENT_MAX_AGENT_CHARS} characters")
+]
+PageLimit = Annotated[
+    int, Field(ge=1, le=PAGE_MAX, description=f"at most this many conflicts, 1 to {PAGE_MAX}")
+]
+PageOffset = Annotated[
+    int,
+    Field(
+        ge=0,
+        le=OFFSET_MAX,
+        description="skip this many first (0 to start; the next page is offset + limit, "
+        "until offset reaches `count`)",
+    ),
+]
+ObjectKind = Annotated[
+    Literal["claim", "candidate", "episode"], Field(description="what object_id names")
+]
+ObjectId = Annotated[int, Field(ge=1, description="the claim's, candidate's or episode's id")]
 
 RECORD_EVENT = (
     "Record one event (what happened, what you decided or learned) as an episode. It goes "
@@ -157,36 +198,12 @@ def build_server(slug: str, token: str) -> FastMCP:
 
     @server.tool(description=RECORD_EVENT, annotations=RECORD)
     async def memory_record_event(
-        content: Annotated[
-            str,
-            Field(description=f"what happened, 1 to {EVENT_MAX_CONTENT_BYTES:,} bytes as UTF-8"),
-        ],
-        kind: Annotated[EventKind, Field(description="the episode kind")] = "event",
-        occurred_at: Annotated[
-            datetime | None,
-            Field(
-                description="when it happened, ISO 8601 (UTC unless an offset is given); "
-                "omit for now"
-            ),
-        ] = None,
-        tags: Annotated[
-            list[str] | None,
-            Field(
-                description=f"up to {EVENT_MAX_TAGS} tags of up to {EVENT_MAX_TAG_CHARS} "
-                "characters each"
-            ),
-        ] = None,
-        locator: Annotated[
-            dict[str, Any] | None,
-            Field(
-                description="where it happened (file, line, turn…), up to "
-                f"{EVENT_MAX_LOCATOR_BYTES:,} bytes as JSON"
-            ),
-        ] = None,
-        agent: Annotated[
-            str,
-            Field(description=f"your agent name, up to {EVENT_MAX_AGENT_CHARS} characters"),
-        ] = "",
+        content: EventContent,
+        kind: Kind = "event",
+        occurred_at: OccurredAt = None,
+        tags: Tags = None,
+        locator: Locator = None,
+        agent: Agent = "",
     ) -> out.RecordedEvent:
         return await call(
             Scope.WRITE_EVENTS,
@@ -203,19 +220,7 @@ def build_server(slug: str, token: str) -> FastMCP:
 
     @server.tool(annotations=READ_ONLY)
     async def memory_open_questions(
-        limit: Annotated[
-            int,
-            Field(ge=1, le=PAGE_MAX, description=f"at most this many conflicts, 1 to {PAGE_MAX}"),
-        ] = 20,
-        offset: Annotated[
-            int,
-            Field(
-                ge=0,
-                le=OFFSET_MAX,
-                description="skip this many first (0 to start; the next page is offset + "
-                "limit, until offset reaches `count`)",
-            ),
-        ] = 0,
+        limit: PageLimit = 20, offset: PageOffset = 0
     ) -> out.ConflictPage:
         """Unresolved conflicts between sources, escalated ones (with owner, due date) first,
         a page at a time: `count` says how many there are in all."""
@@ -224,14 +229,7 @@ def build_server(slug: str, token: str) -> FastMCP:
         )
 
     @server.tool(annotations=READ_ONLY)
-    async def memory_provenance(
-        kind: Annotated[
-            Literal["claim", "candidate", "episode"], Field(description="what object_id names")
-        ],
-        object_id: Annotated[
-            int, Field(ge=1, description="the claim's, candidate's or episode's id")
-        ],
-    ) -> out.Provenance:
+    async def memory_provenance(kind: ObjectKind, object_id: ObjectId) -> out.Provenance:
         """Where a claim, candidate or episode came from: evidence, sources, sha256, reviewer."""
         return await call(Scope.READ, lambda c: reading.provenance(c, kind, object_id))
 

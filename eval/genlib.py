@@ -179,6 +179,43 @@ def write_key(out, *, description, project, tables, secret_values, probes, key_b
     """
     c = Corpus(Path(out) / "corpus")
     files = c.files()
+    facts, conflicts, lifecycle, noise = _statements(c, tables)
+    secrets, pii, injections = _planted(c, tables, secret_values, probes, key_block)
+    ignored = _ignored(c, tables["IGNORED"])
+    key = {
+        "version": 1,
+        "description": description,
+        "project": project,
+        "corpus_root": "corpus",
+        "matching": MATCHING,
+        "files": files,
+        "facts": facts,
+        "conflicts": conflicts,
+        "secrets": secrets,
+        "pii": pii,
+        "injections": injections,
+        "lifecycle": lifecycle,
+        "noise": noise,
+        "ignored_content": ignored,
+        "retrieval_questions": [
+            {"id": i, "query": q, "expect_any": e} for i, q, e in tables["RETRIEVAL"]
+        ],
+        "claim_lines": claims,
+    }
+    (Path(out) / "answer_key.json").write_text(
+        json.dumps(key, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    print(
+        f"{len(files)} files, {len(facts)} facts "
+        f"({sum(len(f['occurrences']) for f in facts)} statements), {len(conflicts)} conflicts, "
+        f"{len(secrets)} secrets, {len(pii)} pii, {len(injections)} injections, "
+        f"{len(lifecycle)} lifecycle, {len(noise)} noise, {len(ignored)} ignored, "
+        f"{sum(b - a + 1 for r in claims.values() for a, b in r)} claim lines"
+    )
+
+
+def _statements(c, tables):
+    """What a sweep should find: facts, conflicts, workstreams' lifecycles, and noise."""
     facts = [
         {
             "id": i,
@@ -199,6 +236,27 @@ def write_key(out, *, description, project, tables, secret_values, probes, key_b
         }
         for i, k, subj, okw, oo, nkw, no in tables["CONFLICTS"]
     ]
+    lifecycle = [
+        {
+            "id": i,
+            "workstream": ws,
+            "keywords": kw,
+            "final_state": fs,
+            "mentions_before": [c.occ(f, a) for f, a in before],
+            "closed_at": c.occ(*closed),
+            "mentions_after": [c.occ(f, a) for f, a in after],
+        }
+        for i, ws, kw, fs, before, closed, after in tables["LIFECYCLE"]
+    ]
+    noise = [
+        {"id": i, "probe": probe, "occurrences": [c.occ(f, a) for f, a in occs]}
+        for i, probe, occs in tables["NOISE"]
+    ]
+    return facts, conflicts, lifecycle, noise
+
+
+def _planted(c, tables, secret_values, probes, key_block):
+    """What the ingest gate should catch: secrets, personal data and prompt injections."""
     secrets = []
     for i, k, name, occs in tables["SECRETS_KEY"]:
         value = secret_values[name]
@@ -234,24 +292,13 @@ def write_key(out, *, description, project, tables, secret_values, probes, key_b
         }
         item.update(extra)
         injections.append(item)
-    lifecycle = [
-        {
-            "id": i,
-            "workstream": ws,
-            "keywords": kw,
-            "final_state": fs,
-            "mentions_before": [c.occ(f, a) for f, a in before],
-            "closed_at": c.occ(*closed),
-            "mentions_after": [c.occ(f, a) for f, a in after],
-        }
-        for i, ws, kw, fs, before, closed, after in tables["LIFECYCLE"]
-    ]
-    noise = [
-        {"id": i, "probe": probe, "occurrences": [c.occ(f, a) for f, a in occs]}
-        for i, probe, occs in tables["NOISE"]
-    ]
+    return secrets, pii, injections
+
+
+def _ignored(c, rows):
+    """Content the product should leave out, as line ranges (a whole file without anchors)."""
     ignored = []
-    for i, reason, rel, start_anchor, end_anchor, ign_probes in tables["IGNORED"]:
+    for i, reason, rel, start_anchor, end_anchor, ign_probes in rows:
         if start_anchor:
             s, e = c.block(rel, start_anchor, end_anchor)
         else:
@@ -259,33 +306,4 @@ def write_key(out, *, description, project, tables, secret_values, probes, key_b
         ignored.append(
             {"id": i, "reason": reason, "probes": ign_probes, "file": rel, "line": s, "end_line": e}
         )
-    key = {
-        "version": 1,
-        "description": description,
-        "project": project,
-        "corpus_root": "corpus",
-        "matching": MATCHING,
-        "files": files,
-        "facts": facts,
-        "conflicts": conflicts,
-        "secrets": secrets,
-        "pii": pii,
-        "injections": injections,
-        "lifecycle": lifecycle,
-        "noise": noise,
-        "ignored_content": ignored,
-        "retrieval_questions": [
-            {"id": i, "query": q, "expect_any": e} for i, q, e in tables["RETRIEVAL"]
-        ],
-        "claim_lines": claims,
-    }
-    (Path(out) / "answer_key.json").write_text(
-        json.dumps(key, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-    )
-    print(
-        f"{len(files)} files, {len(facts)} facts "
-        f"({sum(len(f['occurrences']) for f in facts)} statements), {len(conflicts)} conflicts, "
-        f"{len(secrets)} secrets, {len(pii)} pii, {len(injections)} injections, "
-        f"{len(lifecycle)} lifecycle, {len(noise)} noise, {len(ignored)} ignored, "
-        f"{sum(b - a + 1 for r in claims.values() for a, b in r)} claim lines"
-    )
+    return ignored

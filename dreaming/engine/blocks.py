@@ -134,28 +134,7 @@ def blocks(content: str) -> list[Block]:
                 current, checkbox, item, num = [], None, False, 0
             out.append(Block(_HEADING_RE.sub("", line).strip(), True))
             continue
-        starts_new = False
-        stripped = line
-        number = 0
-        if first.isdigit() or first == "[":
-            stamp = _STAMP_RE.match(line)
-            if stamp and stamp.end():
-                stripped = line[stamp.end() :]
-                starts_new = True
-        if stripped[:1] in "-*•+0123456789":
-            bullet = _BULLET_RE.match(stripped)
-            if bullet:
-                stripped = stripped[bullet.end() :]
-                starts_new = True
-                digits = bullet.group(1)
-                number = int(digits) if digits else 0
-        box_state = None
-        if stripped[:1] == "[":
-            box = _CHECKBOX_RE.match(stripped)
-            if box:
-                box_state = box.group(1).lower()
-                stripped = stripped[box.end() :]
-                starts_new = True
+        stripped, starts_new, number, box_state = _entry_marks(line, first)
         if starts_new:
             if current:
                 out.append(Block(" ".join(current), False, checkbox, False, num, item))
@@ -171,6 +150,35 @@ def blocks(content: str) -> list[Block]:
     if current:
         out.append(Block(" ".join(current), False, checkbox, False, num, item))
     return out
+
+
+def _entry_marks(line: str, first: str) -> tuple[str, bool, int, str | None]:
+    """A line that opens on a timestamp, a bullet or a checkbox less those marks; whether
+    they start a new entry, its list number and its checkbox. Only lines opening on one of
+    ``_LINE_NOISE_START`` come here, so plain prose pays for no call."""
+    starts_new = False
+    stripped = line
+    number = 0
+    if first.isdigit() or first == "[":
+        stamp = _STAMP_RE.match(line)
+        if stamp and stamp.end():
+            stripped = line[stamp.end() :]
+            starts_new = True
+    if stripped[:1] in "-*•+0123456789":
+        bullet = _BULLET_RE.match(stripped)
+        if bullet:
+            stripped = stripped[bullet.end() :]
+            starts_new = True
+            digits = bullet.group(1)
+            number = int(digits) if digits else 0
+    box_state = None
+    if stripped[:1] == "[":
+        box = _CHECKBOX_RE.match(stripped)
+        if box:
+            box_state = box.group(1).lower()
+            stripped = stripped[box.end() :]
+            starts_new = True
+    return stripped, starts_new, number, box_state
 
 
 def sentences(text: str) -> list[str]:

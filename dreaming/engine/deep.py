@@ -31,7 +31,7 @@ from .wording import (
     standalone,
     trim_snippet,
 )
-from .worth import restatement, shipped, unit_features
+from .worth import Model, restatement, shipped, unit_features
 
 _MAX_CONTRADICT_IDS = 50
 # Two sentences longer than this together are no longer one claim read at a glance.
@@ -113,6 +113,8 @@ def _score(
     min_evidence = policy.min_evidence
     contests = rem.contests
     model = shipped()
+    # This loop sees every fact of the sweep: the cheap gates that reject most of them stay
+    # inline, and only the facts left pay for a call (_rehydrate, _propose).
     for ci, c in enumerate(light.facts):
         contest = contests.get(ci, _UNCONTESTED)
         if len(c.units) == 1 and not contest.contradict:
@@ -164,115 +166,149 @@ def _score(
             continue
         pruned = 0
         if live is not None:
-            # Rehydrate: evidence erased or superseded since it was read must not
-            # ground a candidate (OpenClaw re-reads the live file for the same reason).
-            live_support = [i for i in support if eps[i].id in live]
-            pruned = len(support) - len(live_support)
-            if pruned:
-                counts["rehydrate_pruned_evidence"] += pruned
-                support = live_support
-                contradict = {i for i in contradict if eps[i].id in live}
-                if not support or _gate(inp, support):
-                    counts["rehydrate_dropped"] += 1
-                    reasons[ci] = "rehydrate:evidence_gone"
-                    continue
-        support_set = set(support)
-        text_units = [u for u in c.units if U.eps[u] and not support_set.isdisjoint(U.eps[u])]
-        if c.kind == "procedure":
-            got = _procedure_text(inp, U, c, support_set)
-        elif c.blocks:
-            got = _block_text(U, policy, c, support_set, inp.people)
-        else:
-            got = None
-        if got is not None:
-            choice = got
-        else:
-            choice = choose(
-                text_units,
-                U.text,
-                U.feat,
-                U.junk,
-                U.trust,
-                U.weight,
-                light.core(ci),
-                policy.snippet_max_chars,
-                inp.people,
-            )
-        if choice.unit is None:
-            redacted = "redacted" in (choice.reason or "")
-            reasons[ci] = "secret_redacted" if redacted else "junk:fragments"
-            continue
-        # A lead-in ("Two rules were restated:") or a field of names ("Deciders: Ann Lee,
-        # Bo Chan") says nothing a reviewer could approve, however often it recurs.
-        if c.kind == "fact" and not_a_claim(choice.text):
-            reasons[ci] = "junk:not_a_claim"
-            continue
-        # A fact is as claim-like as its best wording: five people saying it five ways,
-        # one of them as a clean statement, have stated a claim.
-        restated = restatement(U, eps, c, choice.unit)
-        worth = model.prob(unit_features(U, choice.unit, restated))
-        if worth < model.threshold and got is None and len(text_units) > 1:
-            # choose() favours the wording covering most of the fact's terms; when that
-            # one does not read as a claim but another wording does, the fact is a claim
-            # and the reviewer is shown the wording they could approve.
-            worth, choice = _best_worded(U, text_units, restated, worth, choice, policy)
-        # The project's reviewers have the last word on what reads as a claim here.
-        moved = reviewers.adjust(choice.text) if reviewers else NONE
-        shipped_worth, worth = worth, moved.apply(worth) if moved.logit else worth
-        # A contested fact, a procedure and a theme are records in their own right.
-        if c.kind == "fact" and not contest.kind and worth < model.threshold:
-            reasons[ci] = "not_claim_worthy"
-            continue
-        # choose() prefers a wording that reads on its own: if the best one still opens on
-        # a word pointing at what came before ("It means a lot."), every wording does, and
-        # however often it is restated (which the model counts for it) a reviewer could not
-        # approve it as it stands.
-        if c.kind == "fact" and not contest.kind and opens_pointing_back(choice.text):
-            reasons[ci] = "junk:points_back"
-            continue
-        score, raw, stats = _evaluate(inp, light, support, choice.unit)
-        # Said once, a statement scores low on frequency and days; written once in a
-        # reference source it is still the reference, when it stands on its own.
-        # choose() prefers a wording that outlives its day: if the best one is still
-        # tied to it, every wording is a log entry or a plan, not a durable fact. A
-        # contested fact, a procedure and a theme are records in their own right.
-        if c.kind == "fact" and not contest.kind and dated(choice.text):
-            reasons[ci] = "dated"
-            continue
-        # The evidence gate let it through on authority alone (see _gate).
-        alone = len(support) < policy.min_evidence and U.claim[choice.unit] is None
-        # A procedure is read step by step, each step leaning on the one before.
-        if alone and c.kind != "procedure" and not standalone(choice.text):
-            reasons[ci] = "junk:leans_on_context"
-            continue
-        if alone:
-            stats["authority"] = max(eps[i].source_trust for i in support)
-        elif score < policy.min_score:
-            if pruned:
-                counts["rehydrate_dropped"] += 1
-                reasons[ci] = "rehydrate:below_min_score"
-            else:
-                reasons[ci] = "below_min_score"
-            continue
-        flags = tuple(sorted({f for i in support for f in eps[i].risk_flags}))
-        passing.append(
-            _Passing(
-                score,
-                ci,
-                choice,
-                support,
-                contradict,
-                state,
-                raw,
-                stats,
-                flags,
-                text_key(choice.text),
-                round(worth, 4),
-                round(shipped_worth, 4),
-                moved,
-            )
+            support, contradict, pruned = _rehydrate(inp, support, contradict, live, counts)
+            if not support:
+                reasons[ci] = "rehydrate:evidence_gone"
+                continue
+        got = _propose(
+            inp, light, ci, contest, support, contradict, state, pruned, counts, model, reviewers
         )
+        if isinstance(got, str):
+            reasons[ci] = got
+        else:
+            passing.append(got)
     return passing, {cid: sorted(v) for cid, v in sorted(reinforced.items())}
+
+
+def _rehydrate(
+    inp: Inputs, support: list[int], contradict: set[int], live: set[int], counts: Counter[str]
+) -> tuple[list[int], set[int], int]:
+    """The fact's evidence less what was erased or superseded since it was read, which must
+    not ground a candidate (OpenClaw re-reads the live file for the same reason); no support
+    at all when what is left no longer passes the gate. Also returns how much was pruned."""
+    eps = inp.eps
+    live_support = [i for i in support if eps[i].id in live]
+    pruned = len(support) - len(live_support)
+    if not pruned:
+        return support, contradict, 0
+    counts["rehydrate_pruned_evidence"] += pruned
+    if not live_support or _gate(inp, live_support):
+        counts["rehydrate_dropped"] += 1
+        return [], contradict, pruned
+    return live_support, {i for i in contradict if eps[i].id in live}, pruned
+
+
+def _propose(
+    inp: Inputs,
+    light: LightResult,
+    ci: int,
+    contest: Contest,
+    support: list[int],
+    contradict: set[int],
+    state: str,
+    pruned: int,
+    counts: Counter[str],
+    model: Model,
+    reviewers: Reviewers | None,
+) -> _Passing | str:
+    """A fact that passed the count gates, worded and scored: what waits for the cap, or
+    the reason it does not."""
+    U, eps, policy, c = light.units, inp.eps, inp.policy, light.facts[ci]
+    support_set = set(support)
+    text_units = [u for u in c.units if U.eps[u] and not support_set.isdisjoint(U.eps[u])]
+    choice, shaped = _wording(inp, light, ci, support_set, text_units)
+    if choice.unit is None:
+        redacted = "redacted" in (choice.reason or "")
+        return "secret_redacted" if redacted else "junk:fragments"
+    # A lead-in ("Two rules were restated:") or a field of names ("Deciders: Ann Lee,
+    # Bo Chan") says nothing a reviewer could approve, however often it recurs.
+    if c.kind == "fact" and not_a_claim(choice.text):
+        return "junk:not_a_claim"
+    # A fact is as claim-like as its best wording: five people saying it five ways,
+    # one of them as a clean statement, have stated a claim.
+    restated = restatement(U, eps, c, choice.unit)
+    worth = model.prob(unit_features(U, choice.unit, restated))
+    if worth < model.threshold and not shaped and len(text_units) > 1:
+        # choose() favours the wording covering most of the fact's terms; when that
+        # one does not read as a claim but another wording does, the fact is a claim
+        # and the reviewer is shown the wording they could approve.
+        worth, choice = _best_worded(U, text_units, restated, worth, choice, policy)
+    # The project's reviewers have the last word on what reads as a claim here.
+    moved = reviewers.adjust(choice.text) if reviewers else NONE
+    shipped_worth, worth = worth, moved.apply(worth) if moved.logit else worth
+    # A contested fact, a procedure and a theme are records in their own right.
+    if c.kind == "fact" and not contest.kind and worth < model.threshold:
+        return "not_claim_worthy"
+    # choose() prefers a wording that reads on its own: if the best one still opens on
+    # a word pointing at what came before ("It means a lot."), every wording does, and
+    # however often it is restated (which the model counts for it) a reviewer could not
+    # approve it as it stands.
+    if c.kind == "fact" and not contest.kind and opens_pointing_back(choice.text):
+        return "junk:points_back"
+    score, raw, stats = _evaluate(inp, light, support, choice.unit)
+    # Said once, a statement scores low on frequency and days; written once in a
+    # reference source it is still the reference, when it stands on its own.
+    # choose() prefers a wording that outlives its day: if the best one is still
+    # tied to it, every wording is a log entry or a plan, not a durable fact. A
+    # contested fact, a procedure and a theme are records in their own right.
+    if c.kind == "fact" and not contest.kind and dated(choice.text):
+        return "dated"
+    # The evidence gate let it through on authority alone (see _gate).
+    alone = len(support) < policy.min_evidence and U.claim[choice.unit] is None
+    # A procedure is read step by step, each step leaning on the one before.
+    if alone and c.kind != "procedure" and not standalone(choice.text):
+        return "junk:leans_on_context"
+    if alone:
+        stats["authority"] = max(eps[i].source_trust for i in support)
+    elif score < policy.min_score:
+        if pruned:
+            counts["rehydrate_dropped"] += 1
+            return "rehydrate:below_min_score"
+        return "below_min_score"
+    flags = tuple(sorted({f for i in support for f in eps[i].risk_flags}))
+    return _Passing(
+        score,
+        ci,
+        choice,
+        support,
+        contradict,
+        state,
+        raw,
+        stats,
+        flags,
+        text_key(choice.text),
+        round(worth, 4),
+        round(shipped_worth, 4),
+        moved,
+    )
+
+
+def _wording(
+    inp: Inputs, light: LightResult, ci: int, support_set: set[int], text_units: list[int]
+) -> tuple[Choice, bool]:
+    """The text a reviewer is shown for the fact, and whether it came from the fact's own
+    shape (a procedure's steps, a block's rows) rather than a choice among its sentences."""
+    U, policy, c = light.units, inp.policy, light.facts[ci]
+    if c.kind == "procedure":
+        got = _procedure_text(inp, U, c, support_set)
+    elif c.blocks:
+        got = _block_text(U, policy, c, support_set, inp.people)
+    else:
+        got = None
+    if got is not None:
+        return got, True
+    choice = choose(
+        text_units,
+        U.text,
+        U.feat,
+        U.junk,
+        U.trust,
+        U.weight,
+        light.core(ci),
+        policy.snippet_max_chars,
+        inp.people,
+    )
+    return choice, False
 
 
 def _best_worded(

@@ -114,7 +114,15 @@ def _rep_order(eps: Sequence[Ep]) -> Callable[[int], tuple[float, int]]:
 
 def _normalise(inp: Inputs, counts: Counter[str]) -> _Read:
     """Fold exact duplicates and analyse each distinct text's sentences once."""
-    eps = inp.eps
+    aside, exact = _exact_duplicates(inp.eps, counts)
+    return _analyse_texts(inp.eps, aside, exact)
+
+
+def _exact_duplicates(
+    eps: Sequence[Ep], counts: Counter[str]
+) -> tuple[dict[int, str], list[list[int]]]:
+    """The episodes set aside unread (with why), and the rest in groups of the same text,
+    each group led by its representative."""
     aside: dict[int, str] = {}
     keys: list[str] = []
     live_idx: list[int] = []
@@ -141,8 +149,11 @@ def _normalise(inp: Inputs, counts: Counter[str]) -> _Read:
     del keys  # the normalised texts are the largest transient of the sweep
     exact.sort(key=lambda g: g[0])
     counts["exact_duplicates"] = sum(len(g) - 1 for g in exact)
+    return aside, exact
 
-    # Each distinct sentence is analysed once; a text is the list of its sentences.
+
+def _analyse_texts(eps: Sequence[Ep], aside: dict[int, str], exact: list[list[int]]) -> _Read:
+    """Each distinct sentence is analysed once; a text is the list of its sentences."""
     index: dict[str, int] = {}
     feats: list[Features] = []
     rep_sents: list[list[_Row]] = []
@@ -335,6 +346,23 @@ def _build_units(inp: Inputs, read: _Read, dup: _Dups, counts: Counter[str]) -> 
         group_units.append(mine)
         if steps_at and row_unit is not None:
             _collect_steps(inp, steps_at, row_unit, members, instances, fragments, step_units)
+    _add_claims(inp, add, blocks_seen, instances)
+    fragments.sort(key=lambda f: (f[1], min(f[5])))
+    instances.extend(chain_labelled(fragments))
+    counts["sentences"] = len(text)
+    counts["junk_sentences"] = sum(1 for j in junk if j)
+    units = _as_units(eps, text, feat, u_eps, claim, junk, checkbox, place, step_units)
+    return _Built(units, group_units, instances, list(blocks_seen))
+
+
+def _add_claims(
+    inp: Inputs,
+    add: Callable[..., int],
+    blocks_seen: dict[Block, None],
+    instances: list[Instance],
+) -> None:
+    """The approved claims' sentences as units of their own, so a fact seen again can
+    reinforce the claim that states it."""
     for c in inp.claims:
         steps: dict[int, list[int]] = {}
         claim_block: list[int] = []
@@ -350,15 +378,24 @@ def _build_units(inp: Inputs, read: _Read, dup: _Dups, counts: Counter[str]) -> 
             blocks_seen.setdefault(tuple(claim_block), None)
         if len(steps) >= MIN_STEPS:  # an approved runbook: runs of it reinforce it
             instances.append(Instance(steps, [], 1.0))
-    fragments.sort(key=lambda f: (f[1], min(f[5])))
-    instances.extend(chain_labelled(fragments))
+
+
+def _as_units(
+    eps: Sequence[Ep],
+    text: list[str],
+    feat: list[Features],
+    u_eps: list[list[int]],
+    claim: list[int | None],
+    junk: list[str | None],
+    checkbox: list[str | None],
+    place: array,
+    step_units: set[int],
+) -> Units:
     for x in u_eps:
         if len(x) > 1:
             x[:] = sorted(set(x))
-    counts["sentences"] = len(text)
-    counts["junk_sentences"] = sum(1 for j in junk if j)
     trust = [e.source_trust for e in eps]
-    units = Units(
+    return Units(
         text=text,
         feat=feat,
         eps=u_eps,
@@ -374,7 +411,6 @@ def _build_units(inp: Inputs, read: _Read, dup: _Dups, counts: Counter[str]) -> 
         weight=[len(x) for x in u_eps],
         steps=frozenset(step_units),
     )
-    return _Built(units, group_units, instances, list(blocks_seen))
 
 
 def _collect_steps(
