@@ -22,6 +22,14 @@ SOURCE_TRUST = registry.SOURCE_TRUST
 TRUST_LABEL = {Episode.Trust.APPROVED: 1.0, Episode.Trust.REVIEWED: 0.9}
 
 
+def source_trust(label: str, importer: str | None) -> float:
+    """How far the engine believes an episode: what its importer declares in the registry
+    (every importer that writes sources does, the API's events too), raised to what a
+    review made of it, so a bundle's declared 1.0 is not lowered to "reviewed"."""
+    declared = SOURCE_TRUST.get(importer or registry.EVENT_IMPORTER, registry.EVENT_TRUST)
+    return max(declared, TRUST_LABEL.get(label, 0.0))
+
+
 @dataclass
 class _Computed:
     result: SweepResult
@@ -62,7 +70,7 @@ def _load_episodes(project: Project, ids: tuple[int, ...]) -> tuple[dict[int, Ep
             memory_type=relabelled.get(e.id, e.memory_type),
             actor=e.actor,
             source_id=e.source_id or 0,
-            source_trust=TRUST_LABEL.get(e.trust, SOURCE_TRUST.get(e.source__importer or "", 0.5)),
+            source_trust=source_trust(e.trust, e.source__importer),
             risk_flags=tuple(e.flags),
             tags=tuple(e.tags),
             # The gate stamps material with no time of its own with its recording time.

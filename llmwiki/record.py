@@ -16,6 +16,7 @@ from django.utils import timezone
 from llmwiki.blobs import blob_discard, blob_write
 from llmwiki.errors import InputError, refuse_unstorable
 from llmwiki.gate import Scanned, Screened, gate, screen
+from llmwiki.importers import registry
 from llmwiki.importers.base import EpisodeDraft
 from llmwiki.models import AuditEvent, Episode, Project, Source, sha256_hex
 from llmwiki.security.raw import redact_texts
@@ -136,7 +137,7 @@ def episode_record(
                     "media_type": "application/json",
                     "original_name": f"{sha[:12]}.json",
                     "path": f"api/{name}/{sha[:12]}.json",
-                    "importer": "api",
+                    "importer": registry.EVENT_IMPORTER,
                     "retrieved_at": now,
                     "security_summary": summary,
                 },

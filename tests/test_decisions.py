@@ -129,7 +129,9 @@ def test_the_form_keeps_the_edit_and_offers_only_approve_as_edited(client, bob, 
     assert "approve it as edited, or revert the edit" in body
     assert f">{edited}</textarea>" in body
     assert 'data-action="approve" data-key="A" accesskey="a" hidden>Approve</button>' in body
-    assert 'data-action="approve-edit" data-key="A" accesskey="a">Approve as edited</button>' in body
+    assert (
+        'data-action="approve-edit" data-key="A" accesskey="a">Approve as edited</button>' in body
+    )
     assert 'data-action="revert-edit">Revert edit</a>' in body
     assert not Claim.objects.exists()
     response = client.post(action_url(staging, "approve-edit"), form(staging, edited_text=edited))

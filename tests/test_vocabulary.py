@@ -141,3 +141,17 @@ def test_the_api_refuses_an_undeclared_export_kind_naming_the_kinds(client, proj
     assert response.status_code == 422
     assert "unknown kind 'fact-sheet'" in response.json()["message"]
     assert "receiver-brief" in response.json()["message"]
+
+
+def test_every_importer_that_writes_sources_declares_its_trust_and_a_bundle_reaches_it():
+    """Dreaming's trust is the importer registry's: a bundle's 1.0 is reached (its reviewed
+    label no longer lowers it to 0.9), and the API's events are declared, not defaulted."""
+    from dreaming.sweep_input import source_trust
+    from llmwiki.importers import registry
+    from llmwiki.models import Episode
+
+    assert registry.EVENT_IMPORTER in registry.SOURCE_TRUST
+    assert source_trust(Episode.Trust.REVIEWED, "bundle") == registry.SOURCE_TRUST["bundle"] == 1.0
+    assert source_trust(Episode.Trust.DRAFT, "api") == registry.EVENT_TRUST
+    assert source_trust(Episode.Trust.APPROVED, "transcript") == 1.0
+    assert source_trust(Episode.Trust.DRAFT, "note") == registry.SOURCE_TRUST["note"]

@@ -106,6 +106,13 @@ BY_NAME: dict[str, Spec] = {spec.name: spec for spec in REGISTRY}
 SUFFIXES: frozenset[str] = frozenset(s for spec in REGISTRY for s in spec.suffixes)
 TREE: frozenset[str] = frozenset(spec.name for spec in REGISTRY if spec.tree)
 REVIEWED: frozenset[str] = frozenset(spec.name for spec in REGISTRY if spec.reviewed)
-SOURCE_TRUST: dict[str, float] = {spec.name: spec.trust for spec in REGISTRY}
+# Events an agent posts through the API or MCP: no file, but a source of their own, and
+# believed as far as a chat transcript is.
+EVENT_IMPORTER = "api"
+EVENT_TRUST = 0.5
+SOURCE_TRUST: dict[str, float] = {
+    **{spec.name: spec.trust for spec in REGISTRY},
+    EVENT_IMPORTER: EVENT_TRUST,
+}
 # JSON shapes in the order they are tried; the generic transcript is the fallback.
 SNIFFED: tuple[Spec, ...] = tuple(spec for spec in REGISTRY if spec.sniff is not None)

@@ -205,7 +205,12 @@ def test_an_item_under_a_completed_heading_is_proposed_as_done_work():
             "- Wire the billing-export job to the new scheduler on batch-7.",
             section="Work > Completed",
         ),
-        ep(2, 0, "- Move the invoice renderer to the shared worker pool.", section="Work > In Progress"),
+        ep(
+            2,
+            0,
+            "- Move the invoice renderer to the shared worker pool.",
+            section="Work > In Progress",
+        ),
     ]
     result = run_sweep(eps, policy=Policy(min_evidence=1, min_score=0.0), now=NOW)
 
