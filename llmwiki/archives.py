@@ -46,8 +46,9 @@ class Limits:
     # Tiny files of repeated characters compress far beyond 100:1 and are harmless; the
     # ratio only says "bomb" once the expanded size is large enough to matter.
     ratio_min_bytes: int = 64 * KiB
-    # What some importer reads: declared once, in the importer registry.
-    allowed_suffixes: frozenset[str] = field(default=SUFFIXES)
+    # What some importer reads: declared once, in the importer registry (read when the
+    # limits are made, so an importer registered later counts).
+    allowed_suffixes: frozenset[str] = field(default_factory=lambda: frozenset(SUFFIXES))
 
 
 DEFAULT = Limits()

@@ -36,8 +36,7 @@ log = logging.getLogger(__name__)
 
 # Importers that read a whole tree at once; every other importer takes one file at a time.
 TREE_IMPORTERS = registry.TREE
-# A starter bundle is reviewed memory exported from a governed wiki; the rest is draft.
-TRUST_BY_IMPORTER = {name: Episode.Trust.REVIEWED for name in registry.REVIEWED}
+
 SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv"}
 
 
@@ -124,7 +123,7 @@ def limits() -> archives.Limits:
         max_file_bytes=settings.LLMWIKI_MAX_FILE_BYTES,
         max_upload_bytes=settings.LLMWIKI_MAX_UPLOAD_BYTES,
         max_entry_uncompressed=settings.LLMWIKI_MAX_FILE_BYTES,
-        allowed_suffixes=registry.SUFFIXES,
+        allowed_suffixes=frozenset(registry.SUFFIXES),
     )
 
 
@@ -537,7 +536,8 @@ def _gated_source(
     project: Project, unit: _Unit, m: _Member, actor: Any, now: datetime
 ) -> tuple[_Member, Source, list[dict[str, Any]], str]:
     """A new file through the gate: its unsaved Source, its episode rows and its status."""
-    trust = TRUST_BY_IMPORTER.get(unit.importer, Episode.Trust.DRAFT)
+    # A bundle is reviewed memory exported from a governed wiki; the rest is draft.
+    trust = Episode.Trust.REVIEWED if unit.importer in registry.REVIEWED else Episode.Trust.DRAFT
     analysed = [scanned for owner, scanned in unit.drafts if owner is m]
     m.hashes = {sha256_hex(item.text) for item in analysed}
     known = versions.still_current(project, m.path, m.hashes) if m.previous else set()

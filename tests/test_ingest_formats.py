@@ -309,3 +309,50 @@ def test_manage_py_ingest_reads_csv_columns_from_the_command_line(project, tmp_p
         str(csv_file),
     )  # fmt: skip
     assert Episode.objects.get(project=project).actor == "user:frank"
+
+
+def _parse_fake(file, **options):
+    """A stand-in importer: one episode per line of a `.fake` file."""
+    from llmwiki.importers.base import EpisodeDraft
+
+    return [
+        EpisodeDraft(
+            occurred_at=None,
+            actor="agent:fake",
+            kind="note",
+            content=line,
+            locator={"path": file.path, "line": n},
+        )
+        for n, line in enumerate(file.text.splitlines(), start=1)
+        if line.strip()
+    ]
+
+
+def test_an_importer_added_to_the_registry_is_accepted_everywhere(project, alice, capsys, tmp_path):
+    """Detection by suffix, the zip reader, `ingest --importer` and dreaming's trust all
+    read the registry, so one entry makes a new format importable every way."""
+    from dreaming.sweep_input import source_trust
+    from llmwiki.importers import registry
+    from llmwiki.importers.registry import Spec, _per_file
+
+    fake = Spec("fake", "a test format", _per_file(_parse_fake), (".fake",), 0.7, by_suffix=True)
+    with registry.registered(fake):
+        plain = ingest_files(
+            project=project, files=[RawFile("a.fake", b"one\ntwo\n")], actor="system"
+        )
+        zipped = ingest_files(
+            project=project,
+            files=[RawFile("bundle.zip", _zip({"inner/b.fake": b"three\n"}))],
+            actor="system",
+        )
+        (tmp_path / "c.fake").write_text("four\n")
+        call_command(
+            "ingest", "--project", project.slug, "--importer", "fake", str(tmp_path), "--json"
+        )
+        assert source_trust("draft", "fake") == 0.7
+    assert [s.status for s in plain.sources + zipped.sources] == ["new", "new"]
+    assert json.loads(capsys.readouterr().out)["sources"][0]["status"] == "new"
+    assert sorted(
+        Episode.objects.filter(source__importer="fake").values_list("content", flat=True)
+    ) == ["four", "one", "three", "two"]
+    assert "fake" not in registry.BY_NAME and ".fake" not in registry.SUFFIXES

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import posixpath
+from collections.abc import Mapping
 from typing import NamedTuple
 
 from llmwiki.errors import InputError
@@ -20,24 +21,31 @@ from .classify import classify
 from .daily_log import is_daily_log, is_dreaming_artifact
 from .jsonfiles import first_value
 from .memory_bank import is_memory_bank_path
-from .registry import BY_NAME, JSON_SUFFIXES, REGISTRY, SNIFFED, SUFFIXES
+from .registry import BY_NAME, BY_SUFFIX, JSON_SUFFIXES, REGISTRY, SNIFFED, SUFFIXES
 from .transcript import looks_like_transcript
 from .vault import is_vault_path
 
 # Pseudo-importers in a plan: the caller reports these files, it never parses them.
 SKIPPED = "skipped"
 UNSUPPORTED = "unsupported"
-_ORDER = (*(spec.name for spec in REGISTRY), SKIPPED, UNSUPPORTED)
-_BUNDLE_NAMES = frozenset(name.upper() for name in BUNDLE_FILES)
-# Importers chosen by suffix alone, once no layout or JSON shape claimed the file.
-_BY_SUFFIX = {
-    suffix: spec.name
-    for spec in reversed(REGISTRY)
-    if spec.name in ("note", "asciidoc", "mbox", "csv")
-    for suffix in spec.suffixes
-}
 
-IMPORTERS = {spec.name: spec.parse for spec in REGISTRY}
+_BUNDLE_NAMES = frozenset(name.upper() for name in BUNDLE_FILES)
+
+
+class _Importers(Mapping):
+    """Importer name → its parser, as the registry has it now."""
+
+    def __getitem__(self, name: str):
+        return BY_NAME[name].parse
+
+    def __iter__(self):
+        return iter(BY_NAME)
+
+    def __len__(self) -> int:
+        return len(BY_NAME)
+
+
+IMPORTERS = _Importers()
 
 
 class Routing(NamedTuple):
@@ -132,7 +140,8 @@ def route(files: list[TextFile] | list[str]) -> Routing:
     )
     bundles: dict[str, list[str]] = {root: [] for root in bundle_roots}
     slacks: dict[str, list[str]] = {root: [] for root in _slack_roots(cleaned, texts)}
-    groups: dict[str, list[str]] = {name: [] for name in _ORDER}
+    order = (*(spec.name for spec in REGISTRY), SKIPPED, UNSUPPORTED)
+    groups: dict[str, list[str]] = {name: [] for name in order}
     refused: dict[str, str] = {}
     for path in paths:
         c = cleaned[path]
@@ -159,13 +168,13 @@ def route(files: list[TextFile] | list[str]) -> Routing:
                 refused[path] = reason
             else:
                 groups[name].append(path)
-        elif posixpath.splitext(lower)[1] in _BY_SUFFIX:
-            groups[_BY_SUFFIX[posixpath.splitext(lower)[1]]].append(path)
+        elif posixpath.splitext(lower)[1] in BY_SUFFIX:
+            groups[BY_SUFFIX[posixpath.splitext(lower)[1]]].append(path)
         else:
             groups[UNSUPPORTED].append(path)
     result = [("bundle", members) for members in bundles.values() if members]
     result.extend(("slack", members) for members in slacks.values() if members)
-    result.extend((name, groups[name]) for name in _ORDER if name != "bundle" and groups[name])
+    result.extend((name, groups[name]) for name in order if name != "bundle" and groups[name])
     return Routing(result, refused)
 
 

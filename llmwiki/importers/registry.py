@@ -7,7 +7,8 @@ source trust all read this table, so an importer added here is accepted everywhe
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from .asciidoc import SUFFIXES as ASCIIDOC_SUFFIXES
@@ -56,6 +57,7 @@ class Spec:
     tree: bool = False
     reviewed: bool = False  # its episodes are reviewed memory (an exported bundle)
     options: tuple[str, ...] = ()  # keyword options its parser takes
+    by_suffix: bool = False  # chosen by suffix alone once no layout or JSON shape claims it
 
 
 def _per_file(parse_one: Callable[..., list[EpisodeDraft]]) -> Parse:
@@ -72,7 +74,7 @@ def _per_file(parse_one: Callable[..., list[EpisodeDraft]]) -> Parse:
 
 # In detection order: path-claimed importers first, then JSON shapes (specific before the
 # generic transcript), then suffixes.
-REGISTRY: tuple[Spec, ...] = (
+REGISTRY: list[Spec] = [
     Spec("bundle", "starter or handoff bundle (SYSTEM_OVERVIEW.md … MANIFEST.json)",
          parse_bundle, (*MARKDOWN_SUFFIXES, ".json"), 1.0, tree=True, reviewed=True),
     Spec("vault", "llm-wiki-mcp vault (wiki/*.md pages)", parse_vault, MARKDOWN_SUFFIXES, 0.8,
@@ -95,24 +97,66 @@ REGISTRY: tuple[Spec, ...] = (
          _per_file(parse_github), (".json",), 0.6, sniff=github_sniff),
     Spec("transcript", "chat transcript (turns with role/speaker and content/text)",
          _per_file(parse_transcript), JSON_SUFFIXES, 0.5),
-    Spec("note", "markdown or text note", _per_file(parse_note), NOTE_SUFFIXES, 0.8),
-    Spec("asciidoc", "AsciiDoc note", _per_file(parse_asciidoc), ASCIIDOC_SUFFIXES, 0.8),
-    Spec("mbox", "mbox mailbox", _per_file(parse_mbox), MBOX_SUFFIXES, 0.5),
+    Spec("note", "markdown or text note", _per_file(parse_note), NOTE_SUFFIXES, 0.8,
+         by_suffix=True),
+    Spec("asciidoc", "AsciiDoc note", _per_file(parse_asciidoc), ASCIIDOC_SUFFIXES, 0.8,
+         by_suffix=True),
+    Spec("mbox", "mbox mailbox", _per_file(parse_mbox), MBOX_SUFFIXES, 0.5, by_suffix=True),
     Spec("csv", "CSV/TSV of events (time, actor, text columns)", _per_file(parse_csv),
-         CSV_SUFFIXES, 0.5, options=("columns",)),
-)  # fmt: skip
+         CSV_SUFFIXES, 0.5, options=("columns",), by_suffix=True),
+]  # fmt: skip
 
-BY_NAME: dict[str, Spec] = {spec.name: spec for spec in REGISTRY}
-SUFFIXES: frozenset[str] = frozenset(s for spec in REGISTRY for s in spec.suffixes)
-TREE: frozenset[str] = frozenset(spec.name for spec in REGISTRY if spec.tree)
-REVIEWED: frozenset[str] = frozenset(spec.name for spec in REGISTRY if spec.reviewed)
 # Events an agent posts through the API or MCP: no file, but a source of their own, and
 # believed as far as a chat transcript is.
 EVENT_IMPORTER = "api"
 EVENT_TRUST = 0.5
-SOURCE_TRUST: dict[str, float] = {
-    **{spec.name: spec.trust for spec in REGISTRY},
-    EVENT_IMPORTER: EVENT_TRUST,
-}
-# JSON shapes in the order they are tried; the generic transcript is the fallback.
-SNIFFED: tuple[Spec, ...] = tuple(spec for spec in REGISTRY if spec.sniff is not None)
+
+# What the consumers read, derived from REGISTRY. They hold these very objects, which
+# `_derive` refills in place, so an importer registered later is seen everywhere.
+BY_NAME: dict[str, Spec] = {}
+SUFFIXES: set[str] = set()
+TREE: set[str] = set()
+REVIEWED: set[str] = set()
+SOURCE_TRUST: dict[str, float] = {}
+SNIFFED: list[Spec] = []  # JSON shapes in the order they are tried; transcript is the fallback
+BY_SUFFIX: dict[str, str] = {}  # suffix → the importer chosen by it alone
+
+
+def _derive() -> None:
+    BY_NAME.clear()
+    BY_NAME.update((spec.name, spec) for spec in REGISTRY)
+    SUFFIXES.clear()
+    SUFFIXES.update(s for spec in REGISTRY for s in spec.suffixes)
+    TREE.clear()
+    TREE.update(spec.name for spec in REGISTRY if spec.tree)
+    REVIEWED.clear()
+    REVIEWED.update(spec.name for spec in REGISTRY if spec.reviewed)
+    SOURCE_TRUST.clear()
+    SOURCE_TRUST.update(
+        {spec.name: spec.trust for spec in REGISTRY}, **{EVENT_IMPORTER: EVENT_TRUST}
+    )
+    SNIFFED[:] = [spec for spec in REGISTRY if spec.sniff is not None]
+    BY_SUFFIX.clear()
+    BY_SUFFIX.update(
+        (suffix, spec.name)
+        for spec in reversed(REGISTRY)
+        if spec.by_suffix
+        for suffix in spec.suffixes
+    )
+
+
+_derive()
+
+
+@contextmanager
+def registered(spec: Spec, *, before: str | None = None) -> Iterator[Spec]:
+    """Register `spec` for the length of a block (before the importer named `before`, in
+    detection order; else last); tests add an importer this way."""
+    at = next((i for i, s in enumerate(REGISTRY) if s.name == before), len(REGISTRY))
+    REGISTRY.insert(at, spec)
+    _derive()
+    try:
+        yield spec
+    finally:
+        REGISTRY.remove(spec)
+        _derive()
