@@ -19,3 +19,29 @@ def url(project, path: str) -> str:
 
 def post(client, address: str, body: dict, headers: dict):
     return client.post(address, json.dumps(body), content_type="application/json", headers=headers)
+
+
+def run_async(fn, *args):
+    """Run `fn(*args)` on an event loop of its own thread and return its result.
+
+    Browser tests keep Playwright's loop running in the main thread for the whole
+    session, and anyio will not start a second one there.
+    """
+    import threading
+
+    import anyio
+
+    outcome: dict = {}
+
+    def target() -> None:
+        try:
+            outcome["value"] = anyio.run(fn, *args)
+        except BaseException as exc:  # re-raised in the test's thread
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]

@@ -9,7 +9,6 @@ import json
 import string
 from pathlib import Path
 
-import anyio
 import pytest
 from django.conf import settings
 from mcp.server.fastmcp.exceptions import ToolError
@@ -26,7 +25,7 @@ from llmwiki.record import (
     EVENT_MAX_TAGS,
     episode_record,
 )
-from tests.api_data import bearer, post, url
+from tests.api_data import bearer, post, run_async, url
 
 # Assembled at run time so that no credential-shaped string sits in the source tree.
 AWS_KEY = "AK" + "IA" + "Z7TIDEWATERTES2"[:15] + "Q"
@@ -184,7 +183,7 @@ def test_the_api_schema_lists_only_the_agents_kinds(client):
 def record_over_mcp(project, alice, arguments: dict):
     _, token = bearer(project, alice, "write-events")["Authorization"].split(" ", 1)
     server = build_server(project.slug, token)
-    return anyio.run(server.call_tool, "memory_record_event", arguments)
+    return run_async(server.call_tool, "memory_record_event", arguments)
 
 
 @pytest.mark.django_db(transaction=True)

@@ -8,11 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import anyio
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from tests.api_data import run_async
 from tests.dreaming_data import DAYS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -103,26 +103,7 @@ def payload(result) -> dict:
 
 
 def run_client(session) -> None:
-    """Run the client session on an event loop of its own thread.
-
-    Browser tests keep Playwright's loop running in the main thread for the whole
-    session, and anyio will not start a second one there.
-    """
-    import threading
-
-    failure: list[BaseException] = []
-
-    def target() -> None:
-        try:
-            anyio.run(session)
-        except BaseException as exc:  # re-raised in the test's thread
-            failure.append(exc)
-
-    thread = threading.Thread(target=target)
-    thread.start()
-    thread.join()
-    if failure:
-        raise failure[0]
+    run_async(session)
 
 
 def test_an_agent_retrieves_records_and_follows_provenance_over_stdio(world):
