@@ -396,6 +396,10 @@ class PostgresBackend(Backend):
 
     name = "postgresql"
 
+    def __init__(self) -> None:
+        # The last query's words from the term dictionary; any write forgets them.
+        self._last_terms: tuple[tuple[int, str] | None, dict] = (None, {})
+
     def watermark(self, project_id):
         row = SearchWatermark.objects.filter(project=project_id).first()
         return Watermark(row.episode_id, row.audit_id, row.revision_id) if row else Watermark()
@@ -406,6 +410,7 @@ class PostgresBackend(Backend):
         # A deleted row's text is gone from every query at once; VACUUM reclaims its space.
         deletes, pages = list(deletes), list(pages)
         written = [d.key for d in upserts]
+        self._last_terms = (None, {})
         with transaction.atomic(), connection.cursor() as cursor:
             # Two folds of one project at once would count the same rows' words twice.
             cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [LOCK_NAMESPACE, project_id])
@@ -473,15 +478,10 @@ class PostgresBackend(Backend):
         dictionary), as BM25 weighs it. The item's own words count in full and its
         context (label B) at CONTEXT_BOOST, as the Whoosh backend weighs its fields.
         """
+        # With `idf`, the words as `idf()` just read them for this query.
+        rows = dict(self._terms(project_id, query, fresh=idf is None).get(layer, {}))
+        total = rows.pop("", (0, 0.0))[0]
         with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT lexeme, docs, peak FROM llmwiki_searchterm "
-                "WHERE project_id = %s AND layer = %s AND lexeme = ANY("
-                "array_append(tsvector_to_array(to_tsvector('english', %s)), ''))",
-                [project_id, layer, query],
-            )
-            rows = {lexeme: (docs, peak) for lexeme, docs, peak in cursor.fetchall()}
-            total = rows.pop("", (0, 0))[0]
             if idf is None:
                 idf = {lexeme: bm25f.okapi_idf(total, n) for lexeme, (n, _) in rows.items() if n}
             words = [
@@ -494,17 +494,32 @@ class PostgresBackend(Backend):
             return _ranked(cursor, project_id, layer, sensitive, limit, words, total)
 
     def idf(self, project_id, query):
+        docs: dict[str, int] = defaultdict(int)
+        for words in self._terms(project_id, query, fresh=True).values():
+            for lexeme, (n, _) in words.items():
+                docs[lexeme] += n
+        total = docs.pop("", 0)
+        return {lexeme: bm25f.okapi_idf(total, n) for lexeme, n in docs.items() if n > 0}
+
+    def _terms(self, project_id, query, *, fresh) -> dict[str, dict[str, tuple[int, float]]]:
+        """{layer: {lexeme: (docs, peak)}} for the query's words ("" counting the layer's
+        documents). Read `fresh` by `idf()`, then kept for the searches of the same
+        retrieval (a round trip to the server costs more than the read)."""
+        if not fresh and self._last_terms[0] == (project_id, query):
+            return self._last_terms[1]
+        out: dict[str, dict[str, tuple[int, float]]] = defaultdict(dict)
         with connection.cursor() as cursor:
             cursor.execute(
                 # Every layer named, so the term dictionary's index finds the words.
-                "SELECT lexeme, sum(docs) FROM llmwiki_searchterm WHERE project_id = %s "
-                "AND layer = ANY(%s) AND lexeme = ANY("
-                "array_append(tsvector_to_array(to_tsvector('english', %s)), '')) GROUP BY lexeme",
+                "SELECT layer, lexeme, docs, peak FROM llmwiki_searchterm "
+                "WHERE project_id = %s AND layer = ANY(%s) AND lexeme = ANY("
+                "array_append(tsvector_to_array(to_tsvector('english', %s)), ''))",
                 [project_id, list(LAYERS), query],
             )
-            docs = {lexeme: int(n) for lexeme, n in cursor.fetchall()}
-        total = docs.pop("", 0)
-        return {lexeme: bm25f.okapi_idf(total, n) for lexeme, n in docs.items() if n > 0}
+            for layer, lexeme, docs, peak in cursor.fetchall():
+                out[layer][lexeme] = (docs, peak)
+        self._last_terms = ((project_id, query), out)
+        return out
 
     def score_texts(self, query, texts, idf):
         """Each text ranked as `search` ranks a document's own words (label A)."""
@@ -541,6 +556,7 @@ class PostgresBackend(Backend):
         return sorted(wrong)
 
     def clear(self, project_id):
+        self._last_terms = (None, {})
         with transaction.atomic():
             SearchDocument.objects.filter(project=project_id).delete()
             SearchTerm.objects.filter(project=project_id).delete()
