@@ -14,7 +14,7 @@ from django.test.utils import CaptureQueriesContext
 
 from llmwiki.erasure import source_erase
 from llmwiki.models import SearchTerm, Source
-from llmwiki.search import backends
+from llmwiki.search import Caller, backends, retrieve
 from llmwiki.search.backends import backend
 from llmwiki.search.documents import EPISODE
 from llmwiki.search.index import index_check, index_fold, index_rebuild
@@ -148,3 +148,12 @@ def test_a_rare_word_answers_without_reading_the_rows_of_a_common_one(project, m
     ranking = ranking_matches(passes)
     assert len(ranking) == 1
     assert "linkspan" in ranking[0] and "status" not in ranking[0]
+
+
+def test_a_retrieval_reads_the_query_s_words_from_the_term_dictionary_once(project):
+    ingest_transcript(project)
+    index_fold(project)
+    with CaptureQueriesContext(connection) as queries:
+        retrieve(project, "pixel kitten", caller=Caller.operator(), record=False)
+    reads = [q for q in queries.captured_queries if "FROM llmwiki_searchterm" in q["sql"]]
+    assert len(reads) == 1  # the idf, then the claim, page and episode layers
