@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from django.db.models import Q
+from django.db.models import Prefetch, Q
 
-from dreaming.models import Conflict
+from dreaming.models import Candidate, Conflict
+from llmwiki.models import Claim, Episode
 from llmwiki.search.disputes import Dispute, Side, register
 
 
@@ -19,7 +20,14 @@ def unresolved_conflicts(project_id: int, as_of: datetime | None) -> list[Disput
         conflicts = conflicts.filter(detected_at__lte=as_of).filter(
             Q(resolved_at__isnull=True, status__in=("open", "escalated")) | Q(resolved_at__gt=as_of)
         )
-    conflicts = conflicts.prefetch_related("sides__evidence", "sides__claim", "sides__candidate")
+    # Every retrieval reads every open conflict: of the rows behind a side, only the ids
+    # and what clearance reads (a project has hundreds of conflicts, each quoting episodes).
+    labels = ("id", "security_class", "flags", "status")
+    conflicts = conflicts.prefetch_related(
+        Prefetch("sides__evidence", queryset=Episode.objects.only(*labels)),
+        Prefetch("sides__claim", queryset=Claim.objects.only(*labels)),
+        Prefetch("sides__candidate", queryset=Candidate.objects.only(*labels)),
+    )
     return [
         Dispute(
             conflict_id=c.pk,

@@ -11,7 +11,7 @@ from dreaming import services as dreaming
 from dreaming.models import Candidate, DreamRun
 from llmwiki.erasure import source_erase
 from llmwiki.ingest import RawFile, ingest_files
-from llmwiki.models import Episode, RecallTrace, SearchDocument, Source
+from llmwiki.models import Episode, Page, PageRevision, RecallTrace, SearchDocument, Source
 from llmwiki.search import Caller, RetrievalError, retrieve
 from llmwiki.search.backends import backend
 from llmwiki.search.index import index_check, index_fold, index_rebuild
@@ -104,6 +104,25 @@ def test_the_index_is_folded_off_the_ingest_path_and_by_the_first_query(project)
     assert index_fold(project) == 1
     assert index_fold(project) == 0  # the watermark moved
     assert index_check(project).ok
+
+
+def test_a_query_with_nothing_new_to_fold_asks_where_the_project_stands_once(project, bob):
+    from django.test.utils import CaptureQueriesContext
+
+    from llmwiki.search.documents import head
+
+    ingest_transcript(project)
+    page = Page.objects.create(project=project, key="SCRATCH", title="Scratch")
+    revision = PageRevision.objects.create(
+        page=page, number=1, markdown="# Scratch", content_hash="x", author=bob, reason="test"
+    )
+    index_fold(project)
+    with CaptureQueriesContext(connection) as queries:
+        mark = head(project.pk)
+    assert len(queries.captured_queries) == 1
+    assert mark.episode_id == Episode.objects.filter(project=project).order_by("-id")[0].pk
+    assert mark.revision_id == revision.pk and mark.audit_id > 0
+    assert head(10**9) == type(mark)()  # no such project: nothing committed
 
 
 def test_check_reports_stale_documents_and_rebuild_repairs_them(project):

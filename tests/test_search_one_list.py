@@ -181,3 +181,25 @@ def test_a_claim_matching_much_worse_does_not_take_the_place_of_its_evidence(pro
     query = "linkspan ramp berth two Tuesday night crew"
     order = [(h.kind, h.id) for h in retrieve(project, query, caller=OPERATOR).hits]
     assert order[0] == ("episode", episodes[0].pk) and (CLAIM, claim.pk) in order
+
+
+def test_open_conflicts_are_read_without_the_text_of_their_rows(project, alice):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from llmwiki.search import disputes
+
+    episodes = note(project, "broker.md", "- Events go through RabbitMQ.", "- Events use NATS.")
+    conflict = Conflict.objects.create(
+        project=project, subject="events broker", kind="value", dedupe_key="broker"
+    )
+    for n, episode in enumerate(episodes):
+        side = ConflictSide.objects.create(conflict=conflict, position=n, text=episode.content)
+        side.evidence.set([episode])
+    with CaptureQueriesContext(connection) as queries:
+        (found,) = disputes.unresolved(project.pk)
+    # Every retrieval reads every open conflict: the episodes they quote are read for
+    # their ids and labels only, never their text.
+    assert not any('"content"' in q["sql"] for q in queries.captured_queries)
+    assert found.evidence_ids == [e.pk for e in episodes]
+    assert [s.labels for s in found.sides] == [Labels.of(e) for e in episodes]

@@ -1,6 +1,6 @@
 """The PostgreSQL backend's own machinery, under `make test`'s scale-out half: the term
-dictionary kept beside the rows, and ranking passes that skip rows that cannot make the
-list without changing the list."""
+dictionary kept beside the rows (counts and peaks), and ranking passes that skip rows that
+cannot make the list without changing the list."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from django.test.utils import CaptureQueriesContext
 
 from llmwiki.erasure import source_erase
 from llmwiki.models import SearchTerm, Source
-from llmwiki.search import backends
+from llmwiki.search import Caller, backends, retrieve
 from llmwiki.search.backends import backend
 from llmwiki.search.documents import EPISODE
 from llmwiki.search.index import index_check, index_fold, index_rebuild
@@ -28,6 +28,19 @@ pytestmark = pytest.mark.skipif(
 
 def counts(project) -> dict[tuple[str, str], int]:
     return {(t.layer, t.lexeme): t.docs for t in SearchTerm.objects.filter(project=project)}
+
+
+def peak(project, lexeme: str) -> float:
+    return SearchTerm.objects.get(project=project, layer=EPISODE, lexeme=lexeme).peak
+
+
+def ranking_matches(captured) -> list[str]:
+    """The tsquery each ranking pass matched rows with."""
+    return [
+        q["sql"].split("@@")[-1].split("ORDER BY")[0]
+        for q in captured.captured_queries
+        if "ts_rank" in q["sql"]
+    ]
 
 
 def test_the_term_counts_follow_every_write(project, alice):
@@ -49,6 +62,19 @@ def test_the_term_counts_follow_every_write(project, alice):
     assert using.miscounted(project.pk) == []
     index_rebuild(project)
     assert using.miscounted(project.pk) == [] and counts(project)[(EPISODE, "")] == 4
+
+
+def test_a_word_s_peak_rises_with_the_rows_written_and_stays_when_they_go(project):
+    using = backend()
+    using.apply(project.pk, [doc(project, 1, "kitten nap")], (), (), None)
+    once = peak(project, "kitten")
+    using.apply(project.pk, [doc(project, 2, "kitten kitten kitten nap")], (), (), None)
+    assert peak(project, "kitten") > once
+    # A peak left high is still a bound; one below a row's rank would drop that row.
+    using.apply(project.pk, [], ["episode:2"], (), None)
+    assert peak(project, "kitten") > once and using.miscounted(project.pk) == []
+    SearchTerm.objects.filter(project=project, lexeme="nap").update(peak=0.1)
+    assert using.miscounted(project.pk) == ["episode:nap"]
 
 
 def test_check_reports_words_miscounted_and_rebuild_repairs_them(project):
@@ -86,9 +112,28 @@ def test_ranking_passes_give_the_list_one_pass_over_every_row_gives(project, mon
     with CaptureQueriesContext(connection) as passes:
         pruned = answers()
     assert pruned == whole
-    ranking = [q for q in passes.captured_queries if "ts_rank" in q["sql"]]
-    # Some queries were answered before their common words were read, some were not.
-    assert len(queries) < len(ranking) < 2 * len(queries)
+    # Some queries were answered by their first pass, some needed a second.
+    assert len(queries) < len(ranking_matches(passes)) < 2 * len(queries)
+    # Words left out of the match are taken as held by every row: still the same lists.
+    monkeypatch.setattr(backends, "MATCH_WORDS", 1)
+    assert answers() == whole
+
+
+def test_common_words_alone_rank_only_the_rows_that_can_make_the_list(project, monkeypatch):
+    monkeypatch.setattr(backends, "FIRST_PASS_ROWS", 20)
+    using = backend()
+    # Every word of the question is in hundreds of rows; a few rows hold all of them.
+    rows = [doc(project, n, f"harbour crane {n}") for n in range(1, 300)]
+    rows += [doc(project, 300 + n, f"crane winch {n}") for n in range(300)]
+    rows += [doc(project, 600 + n, f"harbour winch {n}") for n in range(300)]
+    rows += [doc(project, 1000 + n, f"harbour crane winch {n}") for n in range(12)]
+    using.apply(project.pk, rows, (), (), None)
+    with CaptureQueriesContext(connection) as passes:
+        found = using.search(project.pk, EPISODE, "harbour crane winch", sensitive=True, limit=10)
+    assert all(key.startswith(f"{EPISODE}:10") for key, _ in found) and len(found) == 10
+    # Rows holding two of the three words cannot reach the tenth score: not one pass
+    # matched every row holding any word.
+    assert all(" & " in match for match in ranking_matches(passes))
 
 
 def test_a_rare_word_answers_without_reading_the_rows_of_a_common_one(project, monkeypatch):
@@ -100,7 +145,15 @@ def test_a_rare_word_answers_without_reading_the_rows_of_a_common_one(project, m
     with CaptureQueriesContext(connection) as passes:
         found = using.search(project.pk, EPISODE, "status linkspan", sensitive=True, limit=10)
     assert all(key.startswith(f"{EPISODE}:5") for key, _ in found)
-    ranking = [q["sql"] for q in passes.captured_queries if "ts_rank" in q["sql"]]
+    ranking = ranking_matches(passes)
     assert len(ranking) == 1
-    matched = ranking[0].split("@@")[-1].split("ORDER BY")[0]
-    assert "linkspan" in matched and "status" not in matched
+    assert "linkspan" in ranking[0] and "status" not in ranking[0]
+
+
+def test_a_retrieval_reads_the_query_s_words_from_the_term_dictionary_once(project):
+    ingest_transcript(project)
+    index_fold(project)
+    with CaptureQueriesContext(connection) as queries:
+        retrieve(project, "pixel kitten", caller=Caller.operator(), record=False)
+    reads = [q for q in queries.captured_queries if "FROM llmwiki_searchterm" in q["sql"]]
+    assert len(reads) == 1  # the idf, then the claim, page and episode layers

@@ -12,8 +12,8 @@ class SearchDocument(models.Model):
 
     `text` is the item's own words, then a newline and `context` (the turn before an
     episode, a section's page title) when there is one. On PostgreSQL a trigger keeps them
-    as a labelled tsvector in a column the model does not declare, `vec`, with a GIN index
-    (migration 0010); on SQLite the table stays empty.
+    as a labelled tsvector in a column the model does not declare, `vec` (migration 0010),
+    with a GIN index per layer (migration 0014); on SQLite the table stays empty.
     """
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
@@ -44,12 +44,17 @@ class SearchTerm(models.Model):
 
     The empty lexeme (no real lexeme is empty) counts the layer's documents. The search
     backend keeps the counts in the same transaction as the rows they count.
+
+    `peak` is the most the word adds to one document's ts_rank: raised as documents are
+    written, never lowered when one is dropped (still a bound, if a loose one), reset by a
+    rebuild. A query skips documents whose words' peaks cannot add up to its list.
     """
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
     layer = models.CharField(max_length=10)
     lexeme = models.CharField(max_length=2047)  # PostgreSQL's longest lexeme
     docs = models.IntegerField(default=0)
+    peak = models.FloatField(default=0.0)
 
     class Meta:
         constraints = [

@@ -8,14 +8,15 @@ Which one runs follows the database: PostgreSQL full-text search on PostgreSQL, 
 
 from __future__ import annotations
 
-import bisect
 import itertools
 import json
 import math
 import re
 import shutil
 import threading
+from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -344,49 +345,60 @@ def _rewrite_deleted(writer, segments):
 # --- PostgreSQL ----------------------------------------------------------------------------
 
 
-# What one query word can add to a document's ts_rank, times its idf. PostgreSQL's
-# calc_rank_or (tsrank.c) gives a word (w_max + Σ_j w_j/j² − w_max/j_max²) / (π²/6) over
-# its positions j; with label weights at most 1 that is below (1 + π²/6) / (π²/6) ≈ 1.608,
-# and ts_rank of a one-word query divides by nothing more (normalization 0).
-RANK_BOUND = 1 + 6 / math.pi**2
-# Rows a first ranking pass may read before the query's common words join it: a bound
-# on work, not a tuning; the answer is exact whatever its value (see `_ranked`).
-FIRST_PASS_ROWS = 2000
-# Adds (a sign of +1) or takes away (-1) the words of the rows under some keys and page
-# key patterns, and the rows themselves under the empty lexeme, in one statement.
-COUNT_TERMS_SQL = """
-INSERT INTO llmwiki_searchterm (project_id, layer, lexeme, docs)
-SELECT %s, layer, lexeme, %s * count(*) FROM (
-  SELECT d.layer, u.lexeme FROM llmwiki_searchdocument d, unnest(d.vec) u
-  WHERE d.project_id = %s AND (d.key = ANY(%s) OR d.key LIKE ANY(%s))
-  UNION ALL
-  SELECT d.layer, '' FROM llmwiki_searchdocument d
-  WHERE d.project_id = %s AND (d.key = ANY(%s) OR d.key LIKE ANY(%s))
-) words GROUP BY layer, lexeme
-ON CONFLICT (project_id, layer, lexeme)
-DO UPDATE SET docs = llmwiki_searchterm.docs + EXCLUDED.docs
-"""
-# The counts COUNT_TERMS_SQL keeps, taken again from the rows (for `search_index --check`).
-RECOUNT_TERMS_SQL = """
-SELECT layer, lexeme, count(*) FROM llmwiki_searchdocument, unnest(vec)
-WHERE project_id = %s GROUP BY layer, lexeme
-UNION ALL
-SELECT layer, '', count(*) FROM llmwiki_searchdocument WHERE project_id = %s GROUP BY layer
-"""
 # ts_rank's weights of labels D, C, B, A: an item's own words (A) in full, its context
 # (B) at CONTEXT_BOOST, as the Whoosh backend weighs its fields.
 WEIGHTS = f"'{{0, 0, {CONTEXT_BOOST}, 1}}'::float4[]"
+# A row's word `u.lexeme` as a tsquery of its own, quoted as `_tsquery_term` quotes one.
+LEXEME_QUERY = "('''' || replace(replace(u.lexeme, '\\', '\\\\'), '''', '''''') || '''')::tsquery"
+# Rows a first ranking pass should read, as the words' document counts estimate them: a
+# bound on work, not a tuning; the answer is exact whatever its value (see `_ranked`).
+FIRST_PASS_ROWS = 100
+# Query words a ranking pass's match names, the highest-scoring first; the others are
+# taken as held by every document, so the match stays small however long the query.
+MATCH_WORDS = 6
+# Float rounding between the bounds added up here and the ranks PostgreSQL adds up.
+SLACK = 1e-6
+# Adds (a sign of +1) or takes away (-1) the words of the rows under some keys and page
+# key patterns, and the rows themselves under the empty lexeme, in one statement. Rows
+# added raise their words' peaks; rows taken away leave the peaks as they were.
+COUNT_TERMS_SQL = f"""
+INSERT INTO llmwiki_searchterm (project_id, layer, lexeme, docs, peak)
+SELECT %s, layer, lexeme, %s * count(*), max(peak) FROM (
+  SELECT d.layer, u.lexeme,
+    CASE WHEN %s > 0 THEN ts_rank({WEIGHTS}, d.vec, {LEXEME_QUERY}) ELSE 0 END AS peak
+  FROM llmwiki_searchdocument d, unnest(d.vec) u
+  WHERE d.project_id = %s AND (d.key = ANY(%s) OR d.key LIKE ANY(%s))
+  UNION ALL
+  SELECT d.layer, '', 0 FROM llmwiki_searchdocument d
+  WHERE d.project_id = %s AND (d.key = ANY(%s) OR d.key LIKE ANY(%s))
+) words GROUP BY layer, lexeme
+ON CONFLICT (project_id, layer, lexeme)
+DO UPDATE SET docs = llmwiki_searchterm.docs + EXCLUDED.docs,
+  peak = greatest(llmwiki_searchterm.peak, EXCLUDED.peak)
+"""  # noqa: S608 (module constants only)
+# The counts and peaks COUNT_TERMS_SQL keeps, taken again from the rows (for
+# `search_index --check`).
+RECOUNT_TERMS_SQL = f"""
+SELECT layer, u.lexeme, count(*), max(ts_rank({WEIGHTS}, vec, {LEXEME_QUERY}))::float8
+FROM llmwiki_searchdocument, unnest(vec) u WHERE project_id = %s GROUP BY layer, u.lexeme
+UNION ALL
+SELECT layer, '', count(*), 0 FROM llmwiki_searchdocument WHERE project_id = %s GROUP BY layer
+"""  # noqa: S608 (module constants only)
 # Serialises writers of one project's rows and term counts (pg_advisory_xact_lock's
 # first key: this module's namespace; the second: the project id).
 LOCK_NAMESPACE = 0x5EA2C4
 
 
 class PostgresBackend(Backend):
-    """Full-text search over `SearchDocument` rows: their stored, labelled vectors and GIN
-    index (migration 0010), with a term dictionary (`SearchTerm`) for each word's document
-    frequency, on PostgreSQL only."""
+    """Full-text search over `SearchDocument` rows: their stored, labelled vectors and a GIN
+    index per layer (migrations 0010, 0014), with a term dictionary (`SearchTerm`) for each
+    word's document frequency and peak rank, on PostgreSQL only."""
 
     name = "postgresql"
+
+    def __init__(self) -> None:
+        # The last query's words from the term dictionary; any write forgets them.
+        self._last_terms: tuple[tuple[int, str] | None, dict] = (None, {})
 
     def watermark(self, project_id):
         row = SearchWatermark.objects.filter(project=project_id).first()
@@ -398,6 +410,7 @@ class PostgresBackend(Backend):
         # A deleted row's text is gone from every query at once; VACUUM reclaims its space.
         deletes, pages = list(deletes), list(pages)
         written = [d.key for d in upserts]
+        self._last_terms = (None, {})
         with transaction.atomic(), connection.cursor() as cursor:
             # Two folds of one project at once would count the same rows' words twice.
             cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [LOCK_NAMESPACE, project_id])
@@ -465,57 +478,61 @@ class PostgresBackend(Backend):
         dictionary), as BM25 weighs it. The item's own words count in full and its
         context (label B) at CONTEXT_BOOST, as the Whoosh backend weighs its fields.
         """
+        # With `idf`, the words as `idf()` just read them for this query.
+        rows = dict(self._terms(project_id, query, fresh=idf is None).get(layer, {}))
+        total = rows.pop("", (0, 0.0))[0]
         with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT coalesce(array_agg(lexeme ORDER BY lexeme), '{}') "
-                "FROM unnest(to_tsvector('english', %s))",
-                [query],
-            )
-            lexemes = cursor.fetchone()[0]
-            if not lexemes:
-                return []
-            cursor.execute(
-                "SELECT lexeme, docs FROM llmwiki_searchterm "
-                "WHERE project_id = %s AND layer = %s AND lexeme = ANY(%s)",
-                [project_id, layer, ["", *lexemes]],
-            )
-            docs = dict(cursor.fetchall())
-            total = docs.pop("", 0)
             if idf is None:
-                idf = {lexeme: bm25f.okapi_idf(total, n) for lexeme, n in docs.items() if n}
-            # Rarest first: the order in which words join the ranking passes.
-            words = sorted(
-                (docs[lexeme], lexeme, idf[lexeme])
-                for lexeme in lexemes
-                if docs.get(lexeme, 0) > 0 and lexeme in idf
-            )
+                idf = {lexeme: bm25f.okapi_idf(total, n) for lexeme, (n, _) in rows.items() if n}
+            words = [
+                _Word(lexeme, docs / total, idf[lexeme], idf[lexeme] * peak)
+                for lexeme, (docs, peak) in sorted(rows.items())
+                if docs > 0 and lexeme in idf
+            ]
             if not words:
                 return []
-            return _ranked(cursor, project_id, layer, sensitive, limit, words)
+            return _ranked(cursor, project_id, layer, sensitive, limit, words, total)
 
     def idf(self, project_id, query):
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT lexeme, sum(docs) FROM llmwiki_searchterm WHERE project_id = %s "
-                "AND lexeme = ANY(array_append(tsvector_to_array(to_tsvector('english', %s)), ''))"
-                " GROUP BY lexeme",
-                [project_id, query],
-            )
-            docs = {lexeme: int(n) for lexeme, n in cursor.fetchall()}
+        docs: dict[str, int] = defaultdict(int)
+        for words in self._terms(project_id, query, fresh=True).values():
+            for lexeme, (n, _) in words.items():
+                docs[lexeme] += n
         total = docs.pop("", 0)
         return {lexeme: bm25f.okapi_idf(total, n) for lexeme, n in docs.items() if n > 0}
+
+    def _terms(self, project_id, query, *, fresh) -> dict[str, dict[str, tuple[int, float]]]:
+        """{layer: {lexeme: (docs, peak)}} for the query's words ("" counting the layer's
+        documents). Read `fresh` by `idf()`, then kept for the searches of the same
+        retrieval (a round trip to the server costs more than the read)."""
+        if not fresh and self._last_terms[0] == (project_id, query):
+            return self._last_terms[1]
+        out: dict[str, dict[str, tuple[int, float]]] = defaultdict(dict)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                # Every layer named, so the term dictionary's index finds the words.
+                "SELECT layer, lexeme, docs, peak FROM llmwiki_searchterm "
+                "WHERE project_id = %s AND layer = ANY(%s) AND lexeme = ANY("
+                "array_append(tsvector_to_array(to_tsvector('english', %s)), ''))",
+                [project_id, list(LAYERS), query],
+            )
+            for layer, lexeme, docs, peak in cursor.fetchall():
+                out[layer][lexeme] = (docs, peak)
+        self._last_terms = ((project_id, query), out)
+        return out
 
     def score_texts(self, query, texts, idf):
         """Each text ranked as `search` ranks a document's own words (label A)."""
         if not texts or not idf:
             return [0.0] * len(texts)
         terms = sorted(idf)
-        score = " + ".join(
-            f"%s * ts_rank({WEIGHTS}, setweight(to_tsvector('english', t.body), 'A'), %s::tsquery)"
-            for _ in terms
+        score = " + ".join(f"%s * ts_rank({WEIGHTS}, t.vec, %s::tsquery)" for _ in terms)
+        # Fixed fragments, one per query word; every value travels as a parameter. Each
+        # text is parsed once (OFFSET 0 keeps the planner from parsing it once a word).
+        sql = (
+            f"SELECT {score} FROM (SELECT n, setweight(to_tsvector('english', body), 'A') AS vec "  # noqa: S608
+            "FROM unnest(%s::text[]) WITH ORDINALITY u(body, n) OFFSET 0) t ORDER BY n"
         )
-        # Fixed fragments, one per query word; every value travels as a parameter.
-        sql = f"SELECT {score} FROM unnest(%s::text[]) WITH ORDINALITY t(body, n) ORDER BY n"  # noqa: S608
         params = [x for term in terms for x in (idf[term], _tsquery_term(term))]
         with connection.cursor() as cursor:
             cursor.execute(sql, [*params, list(texts)])
@@ -525,16 +542,22 @@ class PostgresBackend(Backend):
         return dict(SearchDocument.objects.filter(project=project_id).values_list("key", "digest"))
 
     def miscounted(self, project_id):
+        """Also a word whose kept peak is below what a row holding it ranks: a query would
+        then leave that row out of lists it belongs in."""
         kept = SearchTerm.objects.filter(project=project_id).exclude(docs=0)
-        kept = {(t.layer, t.lexeme): t.docs for t in kept.only("layer", "lexeme", "docs")}
+        kept = {(t.layer, t.lexeme): (t.docs, t.peak) for t in kept}
         with connection.cursor() as cursor:
             cursor.execute(RECOUNT_TERMS_SQL, [project_id, project_id])
-            actual = {(layer, lexeme): n for layer, lexeme, n in cursor.fetchall()}
-        return sorted(
-            f"{a}:{b}" for a, b in kept.keys() | actual if kept.get((a, b)) != actual.get((a, b))
-        )
+            actual = {(layer, lexeme): (n, peak) for layer, lexeme, n, peak in cursor.fetchall()}
+        wrong = set()
+        for word in kept.keys() | actual:
+            (docs, peak), (n, top) = kept.get(word, (0, 0.0)), actual.get(word, (0, 0.0))
+            if docs != n or peak < top:
+                wrong.add(f"{word[0]}:{word[1]}")
+        return sorted(wrong)
 
     def clear(self, project_id):
+        self._last_terms = (None, {})
         with transaction.atomic():
             SearchDocument.objects.filter(project=project_id).delete()
             SearchTerm.objects.filter(project=project_id).delete()
@@ -546,23 +569,37 @@ def _count_terms(cursor, project_id: int, keys: list[str], pages: list[int], sig
     the term counts, and the rows themselves from their layer's count."""
     if keys or pages:
         patterns = [f"page:{page}:%" for page in pages]
-        cursor.execute(COUNT_TERMS_SQL, [project_id, sign] + [project_id, keys, patterns] * 2)
+        cursor.execute(COUNT_TERMS_SQL, [project_id, sign, sign] + [project_id, keys, patterns] * 2)
 
 
-def _ranked(cursor, project_id, layer, sensitive, limit, words) -> list[tuple[str, float]]:
-    """The `limit` best rows for `words` ((docs, lexeme, idf), rarest first), exactly.
+@dataclass(frozen=True)
+class _Word:
+    lexeme: str
+    share: float  # of the layer's documents that hold it
+    idf: float
+    bound: float  # the most it adds to a document's score: idf times its peak
 
-    Ranking every row that holds a common word is most of a query's cost, and those rows
-    rarely make the list. So a first pass ranks (on every word) only the rows holding the
-    rarest words, as many as FIRST_PASS_ROWS allow. A row holding none of them scores at
-    most RANK_BOUND times the idf of each word left out; when the pass's last hit scores
-    more, no such row can enter the list, and it is the answer (MaxScore: Turtle and
-    Flood, 1995). Otherwise one pass ranks every row; the first pass, bounded in rows,
-    costs a small part of it. (Passes taking the words in between cost more than they
-    saved: a word's rows jump from thousands to tens of thousands.)
+    @property
+    def query(self) -> str:
+        return _tsquery_term(self.lexeme)
+
+
+def _ranked(cursor, project_id, layer, sensitive, limit, words, total):
+    """The `limit` best rows for `words`, exactly, without ranking every row that holds
+    one of them.
+
+    A row's score is at most the sum of the bounds of the words it holds. A pass ranks
+    only the rows whose bounds reach a floor (a match the GIN index answers): when its
+    `limit`-th score reaches the floor too, no row left out can enter the list, and the
+    pass is the answer (MaxScore and WAND's bound: Turtle and Flood 1995, Broder et al.
+    2003). The first floor is the highest that the words' document counts say about
+    FIRST_PASS_ROWS rows reach. If that pass's `limit`-th score falls below it, a second
+    pass with that score as the floor is exact; if it finds fewer rows than `limit`, a
+    second pass ranks every row holding a word.
     """
-    terms = [(_tsquery_term(lexeme), idf) for _, lexeme, idf in words]
-    score = " + ".join(f"%s * ts_rank({WEIGHTS}, vec, %s::tsquery)" for _ in terms)
+    words = sorted(words, key=lambda w: -w.bound)
+    named, assumed = words[:MATCH_WORDS], math.fsum(w.bound for w in words[MATCH_WORDS:])
+    score = " + ".join(f"%s * ts_rank({WEIGHTS}, vec, %s::tsquery)" for _ in words)
     # The SQL is assembled from fixed fragments, one per query word; every value (the
     # words included) travels as a parameter.
     sql = (
@@ -570,21 +607,72 @@ def _ranked(cursor, project_id, layer, sensitive, limit, words) -> list[tuple[st
         "WHERE project_id = %s AND layer = %s AND (%s OR NOT sensitive) "
         "AND vec @@ %s::tsquery ORDER BY rank DESC, id LIMIT %s"
     )
-    scored = [x for t, idf in terms for x in (idf, t)]
+    scored = [x for w in words for x in (w.idf, w.query)]
+    anything = " | ".join(w.query for w in words)
 
-    def best(matched: list[tuple[str, float]]) -> list[tuple[str, float]]:
-        match = " | ".join(t for t, _ in matched)
+    def best(match: str) -> list[tuple[str, float]]:
         cursor.execute(sql, [*scored, project_id, layer, sensitive, match, limit])
         return [(key, float(rank)) for key, rank in cursor.fetchall()]
 
-    # The rarest words whose rows, counted with repeats, stay within FIRST_PASS_ROWS.
-    rare = bisect.bisect_right(list(itertools.accumulate(d for d, _, _ in words)), FIRST_PASS_ROWS)
-    if 0 < rare < len(terms):
-        found = best(terms[:rare])
-        left_out = RANK_BOUND * math.fsum(idf for _, idf in terms[rare:])
-        if len(found) == limit and found[-1][1] > left_out * (1 + 1e-6):
+    rows = FIRST_PASS_ROWS
+    floor = _floor(named, total, rows) + assumed
+    while True:
+        match = _reaching(named, floor * (1 - SLACK) - assumed) or anything
+        found = best(match)
+        if match == anything or (len(found) == limit and found[-1][1] >= floor):
             return found
-    return best(terms)
+        if len(found) == limit:
+            floor = found[-1][1]
+        else:
+            rows *= 10
+            floor = min(floor / 2, _floor(named, total, rows) + assumed)
+
+
+def _floor(words: list[_Word], total: int, rows: int) -> float:
+    """The highest sum of bounds that about `rows` of `total` rows reach, taking the words
+    to fall in rows independently (0: every row holding a word)."""
+    if total <= rows:
+        return 0.0
+    chances: dict[float, float] = {0.0: 1.0}  # sum of bounds held -> share of rows
+    for w in words:
+        grown: dict[float, float] = defaultdict(float)
+        for held, share in chances.items():
+            grown[held + w.bound] += share * w.share
+            grown[held] += share * (1 - w.share)
+        chances = grown
+    floor, reached = 0.0, 0.0
+    for held, share in sorted(chances.items(), reverse=True):
+        reached += share * total
+        if reached > rows and floor:
+            return floor
+        floor = held
+    return 0.0
+
+
+def _reaching(words: list[_Word], need: float) -> str:
+    """A tsquery for the rows holding words of `words` (highest bound first) whose bounds
+    add up to at least `need` ("" when every row holding any of them does)."""
+    left = list(itertools.accumulate(w.bound for w in reversed(words)))[::-1]
+
+    def build(i: int, need: float) -> str | None:  # None: no row; "": every row
+        if need <= 0:
+            return ""
+        if i == len(words) or left[i] < need:
+            return None
+        held = build(i + 1, need - words[i].bound)
+        rest = build(i + 1, need)
+        if rest == "":
+            return ""
+        parts = []
+        if held is not None:
+            parts.append(words[i].query if held == "" else f"{words[i].query} & ({held})")
+        if rest is not None:
+            parts.append(f"({rest})" if " | " in rest else rest)
+        return " | ".join(parts) if parts else None
+
+    if need <= min((w.bound for w in words), default=0):
+        return ""
+    return build(0, need) or ""
 
 
 def _tsquery_term(lexeme: str) -> str:

@@ -1,0 +1,304 @@
+"""The scale-out path at size: a project of N episodes on PostgreSQL and Redis, two workers.
+
+Run under `scripts/with-scaleout-services` (it needs DATABASE_URL on PostgreSQL and
+REDIS_URL). A django-q2 cluster with two workers (`manage.py qcluster`,
+LLMWIKI_Q_WORKERS=2) runs beside this process, and the steps are timed in order:
+
+- **ingest**: N synthetic episodes (daily logs, notes, transcripts; ~300 characters each)
+  through the gate with `ingest_files`, CHUNK episodes a call;
+- **index**: `index_rebuild` of the project (written in bounded chunks);
+- **backlog sweep**: dream runs requested one after another and executed by the workers
+  (through Redis) until the sweep's watermark reaches the newest episode; each run takes a
+  bounded batch (the policy's `max_episodes`), so memory does not grow with the backlog;
+- **nightly**: NIGHTLY new episodes ingested, then one sweep and one index fold;
+- **retrieval**: p50 / p95 of `retrieve()` over the questions of `bench/retrieval.py`;
+- **memory**: peak RSS of this process and of every worker process (read from /proc while
+  the workers run).
+
+Targets (issue 21): 1,000,000 episodes; every process under 2 GiB whatever the backlog.
+On a 2-core machine a million takes long: `--episodes` sets the size, and RESULTS.md
+records the size that ran.
+
+Run: ``scripts/with-scaleout-services python bench/scale.py [--episodes 1000000]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from common import (
+    REPO_DIR,
+    db_label,
+    fresh_project,
+    md_table,
+    peak_rss_mb,
+    record,
+    setup_django,
+    synthetic_texts,
+    text_table,
+)
+
+CHUNK = 20_000  # episodes per ingest call
+PER_FILE = 50  # episodes per generated file
+WORKERS = 2
+
+
+def files_for(texts: list[str], tag: str):
+    """RawFiles of PER_FILE episodes each: daily logs, notes and transcripts in turn."""
+    from llmwiki.ingest import RawFile
+
+    for n, start in enumerate(range(0, len(texts), PER_FILE)):
+        chunk = texts[start : start + PER_FILE]
+        if n % 3 == 0:
+            day = 1 + n % 28
+            name = f"memory/2026-10-{day:02d}-{tag}-{start}.md"
+            body = f"# 2026-10-{day:02d} — agent:builder\n\n## Done\n" + "".join(
+                f"- {t}\n" for t in chunk
+            )
+        elif n % 3 == 1:
+            name = f"notes/{tag}-{start}.md"
+            body = "# Notes\n\n" + "".join(f"## Topic {j}\n\n{t}\n\n" for j, t in enumerate(chunk))
+        else:
+            name = f"transcripts/{tag}-{start}.jsonl"
+            body = "".join(
+                json.dumps({"id": f"t-{j}", "role": "user" if j % 2 else "assistant", "content": t})
+                + "\n"
+                for j, t in enumerate(chunk)
+            )
+        yield RawFile(name, body.encode())
+
+
+def ingest(project, n: int, tag: str, seed: int) -> int:
+    from llmwiki.ingest import ingest_files
+
+    created = 0
+    for start in range(0, n, CHUNK):
+        # A seed of its own per chunk: the same texts again would be the same files,
+        # which ingest recognises and skips.
+        texts = synthetic_texts(min(CHUNK, n - start), seed=seed * 1_000_003 + start)
+        texts = [f"{t} ({tag} {start + i})" for i, t in enumerate(texts)]
+        report = ingest_files(
+            project=project, files=list(files_for(texts, f"{tag}{start}")), actor="bench"
+        )
+        created += report.episodes_created
+    return created
+
+
+class Workers:
+    """`manage.py qcluster` with two workers, and the peak RSS of each of its processes."""
+
+    def __init__(self) -> None:
+        env = {**os.environ, "LLMWIKI_Q_WORKERS": str(WORKERS)}
+        self.process = subprocess.Popen(
+            [sys.executable, "manage.py", "qcluster"],
+            cwd=REPO_DIR,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        self.peaks: dict[int, float] = {}
+        self._stop = threading.Event()
+        self._watch = threading.Thread(target=self._poll, daemon=True)
+        self._watch.start()
+
+    def _tree(self) -> list[int]:
+        children: dict[int, list[int]] = {}
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry.name))
+        out, todo = [], [self.process.pid]
+        while todo:
+            pid = todo.pop()
+            out.append(pid)
+            todo += children.get(pid, [])
+        return out
+
+    def _poll(self) -> None:
+        while not self._stop.is_set():
+            for pid in self._tree():
+                try:
+                    status = Path(f"/proc/{pid}/status").read_text()
+                except OSError:
+                    continue
+                for line in status.splitlines():
+                    if line.startswith("VmHWM:"):
+                        mib = int(line.split()[1]) / 1024
+                        self.peaks[pid] = max(self.peaks.get(pid, 0.0), mib)
+            self._stop.wait(0.5)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._watch.join()
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def sweep(project, timeout: float = 3600) -> tuple[int, int]:
+    """Request dream runs until the watermark reaches the newest episode; each is executed
+    by the workers. Returns (runs, largest batch)."""
+    from dreaming import services as dreaming
+    from dreaming.models import DreamRun
+    from llmwiki.models import Episode
+
+    newest = Episode.objects.filter(project=project).order_by("-id").values_list("id", flat=True)[0]
+    runs, largest, deadline = 0, 0, time.monotonic() + timeout
+    while True:
+        project.refresh_from_db()
+        if project.dream_watermark >= newest:
+            return runs, largest
+        run = dreaming.dream_request(project=project, trigger="manual", actor="bench")
+        while True:
+            run.refresh_from_db()
+            if not run.is_open:
+                break
+            if time.monotonic() > deadline:
+                raise SystemExit(f"dream run {run.pk} did not finish in {timeout:.0f} s")
+            time.sleep(0.2)
+        if run.status not in (DreamRun.Status.SUCCEEDED, DreamRun.Status.NOOP):
+            raise SystemExit(f"dream run {run.pk} ended {run.status}: {run.error}")
+        runs += 1
+        largest = max(largest, (run.phases.get("light") or {}).get("selected", 0))
+
+
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * len(ordered)) - 1)]
+    return statistics.median(ordered) * 1000, p95 * 1000
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--episodes", type=int, default=1_000_000)
+    parser.add_argument("--nightly", type=int, default=10_000)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--no-record", action="store_true")
+    args = parser.parse_args(argv)
+    if not os.environ.get("DATABASE_URL", "").startswith("postgres") or not os.environ.get(
+        "REDIS_URL"
+    ):
+        print(
+            "bench/scale.py runs on the scale-out path: run it under scripts/with-scaleout-services"
+        )
+        return 2
+
+    setup_django()
+    from retrieval import queries
+
+    from llmwiki.search import Caller, retrieve
+    from llmwiki.search.index import index_fold, index_rebuild
+
+    project = fresh_project("scale")
+    workers = Workers()
+    rows, notes = [], []
+    try:
+        start = time.perf_counter()
+        created = ingest(project, args.episodes, "base", seed=1)
+        took = time.perf_counter() - start
+        rows.append(
+            ["ingest", f"{created:,} episodes", f"{took:.1f}", f"{created / took:,.0f} ep/s"]
+        )
+
+        start = time.perf_counter()
+        written = index_rebuild(project)
+        took = time.perf_counter() - start
+        rows.append(
+            ["index rebuild", f"{written:,} docs", f"{took:.1f}", f"{written / took:,.0f} docs/s"]
+        )
+
+        start = time.perf_counter()
+        runs, largest = sweep(project)
+        took = time.perf_counter() - start
+        rows.append(
+            [
+                "backlog sweep (workers)",
+                f"{runs} runs, ≤ {largest:,} episodes each",
+                f"{took:.1f}",
+                f"{created / took:,.0f} ep/s",
+            ]
+        )
+
+        start = time.perf_counter()
+        fresh = ingest(project, args.nightly, "night", seed=2)
+        ingest_s = time.perf_counter() - start
+        start = time.perf_counter()
+        runs, largest = sweep(project)
+        sweep_s = time.perf_counter() - start
+        start = time.perf_counter()
+        folded = index_fold(project)
+        fold_s = time.perf_counter() - start
+        rows.append(
+            [
+                "nightly: ingest",
+                f"{fresh:,} episodes",
+                f"{ingest_s:.1f}",
+                f"{fresh / ingest_s:,.0f} ep/s",
+            ]
+        )
+        rows.append(
+            [
+                "nightly: sweep (workers)",
+                f"{runs} run(s), {largest:,} episodes",
+                f"{sweep_s:.1f}",
+                "",
+            ]
+        )
+        rows.append(["nightly: index fold", f"{folded:,} docs", f"{fold_s:.1f}", ""])
+
+        caller = Caller.operator("bench")
+        asked = queries(args.queries)
+        for q in asked[:20]:
+            retrieve(project, q, caller=caller, limit=10, record=False)
+        samples = []
+        for q in asked:
+            t = time.perf_counter()
+            retrieve(project, q, caller=caller, limit=10, record=False)
+            samples.append(time.perf_counter() - t)
+        p50, p95 = percentiles(samples)
+        rows.append(
+            ["retrieve()", f"{args.queries} queries", "", f"p50 {p50:.1f} ms, p95 {p95:.1f} ms"]
+        )
+    finally:
+        workers.stop()
+    peaks = sorted(workers.peaks.values(), reverse=True)
+    rows.append(["peak RSS, this process", "", "", f"{peak_rss_mb():,.0f} MiB"])
+    rows.append(
+        [
+            "peak RSS, worker processes",
+            f"{len(peaks)} processes",
+            "",
+            ", ".join(f"{p:,.0f}" for p in peaks) + " MiB",
+        ]
+    )
+    header = ["step", "size", "seconds", "rate"]
+    print(text_table(header, rows))
+    notes.append(
+        f"- {args.episodes:,} episodes asked, {db_label()}, Redis broker, django-q2 cluster with "
+        f"{WORKERS} workers; ingest in calls of {CHUNK:,} episodes; the sweeps run in the workers, "
+        "the rest in this process."
+    )
+    notes.append("- Target: 1,000,000 episodes with every process under 2 GiB.")
+    print("\n".join(notes))
+    if not args.no_record:
+        record("Scale-out path (bench/scale.py)", [*md_table(header, rows), "", *notes])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
