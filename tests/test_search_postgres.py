@@ -14,7 +14,7 @@ from django.test.utils import CaptureQueriesContext
 
 from llmwiki.erasure import source_erase
 from llmwiki.models import SearchTerm, Source
-from llmwiki.search import Caller, backends, retrieve
+from llmwiki.search import Caller, postgres, retrieve
 from llmwiki.search.backends import backend
 from llmwiki.search.documents import EPISODE
 from llmwiki.search.index import index_check, index_fold, index_rebuild
@@ -106,21 +106,21 @@ def test_ranking_passes_give_the_list_one_pass_over_every_row_gives(project, mon
     def answers():
         return [using.search(project.pk, EPISODE, q, sensitive=True, limit=10) for q in queries]
 
-    monkeypatch.setattr(backends, "FIRST_PASS_ROWS", 10**9)
+    monkeypatch.setattr(postgres, "FIRST_PASS_ROWS", 10**9)
     whole = answers()
-    monkeypatch.setattr(backends, "FIRST_PASS_ROWS", 50)
+    monkeypatch.setattr(postgres, "FIRST_PASS_ROWS", 50)
     with CaptureQueriesContext(connection) as passes:
         pruned = answers()
     assert pruned == whole
     # Some queries were answered by their first pass, some needed a second.
     assert len(queries) < len(ranking_matches(passes)) < 2 * len(queries)
     # Words left out of the match are taken as held by every row: still the same lists.
-    monkeypatch.setattr(backends, "MATCH_WORDS", 1)
+    monkeypatch.setattr(postgres, "MATCH_WORDS", 1)
     assert answers() == whole
 
 
 def test_common_words_alone_rank_only_the_rows_that_can_make_the_list(project, monkeypatch):
-    monkeypatch.setattr(backends, "FIRST_PASS_ROWS", 20)
+    monkeypatch.setattr(postgres, "FIRST_PASS_ROWS", 20)
     using = backend()
     # Every word of the question is in hundreds of rows; a few rows hold all of them.
     rows = [doc(project, n, f"harbour crane {n}") for n in range(1, 300)]
@@ -137,7 +137,7 @@ def test_common_words_alone_rank_only_the_rows_that_can_make_the_list(project, m
 
 
 def test_a_rare_word_answers_without_reading_the_rows_of_a_common_one(project, monkeypatch):
-    monkeypatch.setattr(backends, "FIRST_PASS_ROWS", 20)
+    monkeypatch.setattr(postgres, "FIRST_PASS_ROWS", 20)
     using = backend()
     common = [doc(project, n, f"status update {n}: all quiet") for n in range(1, 400)]
     rare = [doc(project, 500 + n, f"the linkspan {n} needs grease") for n in range(12)]

@@ -10,8 +10,9 @@ from __future__ import annotations
 from django.db import transaction
 
 from llmwiki.erasure import Erasure, ErasureStep, register_step
-from llmwiki.search.backends import PostgresBackend, backend
+from llmwiki.search.backends import backend
 from llmwiki.search.index import index_purge
+from llmwiki.search.postgres import PostgresBackend
 
 
 class SearchErasure(ErasureStep):
