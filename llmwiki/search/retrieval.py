@@ -58,9 +58,10 @@ BOOST = {
     Episode.Trust.APPROVED: 1.2,
 }
 # How well a claim must match, against an episode it rests on, to stand in for it: within
-# the near tie its boost settles. A claim matching worse may state another part of a long
-# episode; the episode then keeps its own place.
-STAND_IN = 1 / BOOST[CLAIM]
+# the near tie its boost settles on either side (the two backends' scores differ by about
+# that much for the same pair). A claim matching much worse (half as well) may state
+# another part of a long episode; the episode then keeps its own place.
+STAND_IN = 1 / BOOST[CLAIM] ** 2
 # Candidates read from each layer before the one list is cut to `limit`: enough that
 # evidence dropped under its claim, and sections folded into their claims, leave a full list.
 POOL = 3
