@@ -96,13 +96,17 @@ class Workers:
     """`manage.py qcluster` with two workers, and the peak RSS of each of its processes."""
 
     def __init__(self) -> None:
+        from llmwiki.deploy import child_preexec
+
         env = {**os.environ, "LLMWIKI_Q_WORKERS": str(WORKERS)}
+        # Tied to this process: a benchmark stopped midway leaves no cluster behind.
         self.process = subprocess.Popen(
             [sys.executable, "manage.py", "qcluster"],
             cwd=REPO_DIR,
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            preexec_fn=child_preexec(),
         )
         self.peaks: dict[int, float] = {}
         self._stop = threading.Event()
