@@ -131,7 +131,7 @@ def test_a_conflict_is_withheld_by_the_clearance_of_its_sides(db):
     using, query = backend(), "pilot boat keys"
 
     def seen(caller):
-        return [h.id for h in _conflicts(using, query, idf, caller, [restricted, quarantined])]
+        return [h.id for h in _conflicts(using, query, idf, caller, [restricted, quarantined], 10)]
 
     assert seen(Caller("agent:x")) == []
     assert seen(Caller("agent:x", sensitive=True)) == [7]
@@ -183,7 +183,7 @@ def test_a_claim_matching_much_worse_does_not_take_the_place_of_its_evidence(pro
     assert order[0] == ("episode", episodes[0].pk) and (CLAIM, claim.pk) in order
 
 
-def test_open_conflicts_are_read_without_the_text_of_their_rows(project, alice):
+def test_open_conflicts_are_read_as_values_not_rows(project, alice, monkeypatch):
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -196,10 +196,35 @@ def test_open_conflicts_are_read_without_the_text_of_their_rows(project, alice):
     for n, episode in enumerate(episodes):
         side = ConflictSide.objects.create(conflict=conflict, position=n, text=episode.content)
         side.evidence.set([episode])
+
+    def built(*args, **kwargs):
+        raise AssertionError("a model instance was built to read an open conflict")
+
+    # Every retrieval reads every open conflict (hundreds in a dreamed project): the
+    # episodes they quote are read for their ids and labels, never built as rows.
+    for model in (Episode, Conflict, ConflictSide, Candidate):
+        monkeypatch.setattr(model, "from_db", classmethod(built))
     with CaptureQueriesContext(connection) as queries:
         (found,) = disputes.unresolved(project.pk)
-    # Every retrieval reads every open conflict: the episodes they quote are read for
-    # their ids and labels only, never their text.
     assert not any('"content"' in q["sql"] for q in queries.captured_queries)
     assert found.evidence_ids == [e.pk for e in episodes]
     assert [s.labels for s in found.sides] == [Labels.of(e) for e in episodes]
+
+
+def test_only_the_best_open_conflicts_are_loaded_with_their_evidence(db):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    using = backend()
+    words = ["broker queue", "broker", "broker queue events", "kiln"]
+    disputes = [
+        Dispute(n, "open", (Side(w, None, (n,), Labels()), Side("other", None, (), Labels())))
+        for n, w in enumerate(words, start=1)
+    ]
+    query = "broker queue events"
+    idf = using.idf(0, query) or {"broker": 1.0, "queue": 1.0, "event": 1.0}
+    with CaptureQueriesContext(connection) as queries:
+        best = _conflicts(using, query, idf, OPERATOR, disputes, 2)
+    assert [h.id for h in best] == [3, 1]
+    loaded = [q["sql"] for q in queries.captured_queries if "llmwiki_episode" in q["sql"]]
+    assert len(loaded) == 1 and "IN (3, 1)" in loaded[0]  # the two best conflicts only

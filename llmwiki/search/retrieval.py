@@ -287,7 +287,7 @@ def retrieve(
         idf=idf,
     )
     episodes = _episodes(project, found, caller, query, as_of)
-    conflicts = _conflicts(using, query, idf, caller, open_conflicts)
+    conflicts = _conflicts(using, query, idf, caller, open_conflicts, pool)
     _mark_disputed(claims, open_conflicts)
     hits = _one_list(claims, sections, conflicts, episodes, limit)
     pack = _pack(query, hits, budget, as_of)
@@ -469,11 +469,14 @@ def _sections(project, using: Backend, query, caller, limit, idf) -> list[Hit]:
     return out
 
 
-def _conflicts(using: Backend, query, idf, caller, disputes) -> list[Hit]:
-    """Open conflicts whose every side the caller may read, scored on their sides' words."""
+def _conflicts(using: Backend, query, idf, caller, disputes, limit: int) -> list[Hit]:
+    """The `limit` best open conflicts whose every side the caller may read, scored on
+    their sides' words. Only those are loaded with their evidence: a dreamed project
+    has hundreds open, and most share a word with any question."""
     readable = [d for d in disputes if all(caller.may_read(s.labels) for s in d.sides)]
     scores = using.score_texts(query, [" ".join(s.text for s in d.sides) for d in readable], idf)
     matched = [(d, score) for d, score in zip(readable, scores, strict=True) if score > 0]
+    matched = sorted(matched, key=lambda m: -m[1])[:limit]
     episodes = Episode.objects.in_bulk([i for d, _ in matched for i in d.evidence_ids])
     return [
         _boosted(
