@@ -95,9 +95,9 @@ def offered_to(candidate: Candidate, user: AbstractBaseUser) -> list[ReviewActio
 
     if not candidate.is_open:
         return []
-    if candidate.is_sensitive and not access.can(user, candidate.project, Do.DECIDE_SENSITIVE):
-        return []
     role = access.role_in(user, candidate.project)
+    if candidate.is_sensitive and not access.may(role, Do.DECIDE_SENSITIVE):
+        return []
     return [a for a in all_actions() if access.may(role, a.permission) and a.offered(candidate)]
 
 

@@ -33,6 +33,7 @@ from llmwiki.models import (
     sha256_hex,
 )
 from llmwiki.render import Linker
+from llmwiki.search.documents import claim_ids_in
 
 GENERAL_SECTION = "General"
 
@@ -237,12 +238,7 @@ def withhold_claims(markdown: str, reasons: dict[int, str]) -> str:
 def readable_markdown(project: Project, *markdowns: str, role: str | None = None) -> list[str]:
     """Compiled pages as the caller may read them: each claim above their clearance is
     replaced by why (the page itself is shown to every member). One query for all of them."""
-    ids = {
-        int(cited.group(1))
-        for markdown in markdowns
-        for line in markdown.split("\n")
-        if (cited := _CITATION.search(line))
-    }
+    ids = set().union(*(claim_ids_in(markdown) for markdown in markdowns))
     claims = Claim.objects.filter(project=project, pk__in=ids).only(
         "id", "security_class", "flags", "status"
     )
