@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -453,8 +454,16 @@ class ConflictSide(models.Model):
         inherits its evidence's), else the strictest of the candidate and the evidence quoted.
         Prefetch `claim` or `candidate` and `evidence` when reading many."""
         if self.claim_id:
-            return access.Labels.of(self.claim)
-        return access.Labels.strictest([self.candidate, *self.evidence.all()])
+            return side_labels(self.claim, None, ())
+        return side_labels(None, self.candidate, self.evidence.all())
+
+
+def side_labels(claim: Any, candidate: Any, evidence: Iterable[Any]) -> access.Labels:
+    """The labels of a conflict side from its parts (rows, dicts or `Labels`): the approved
+    claim's own when it is one, else the strictest of its candidate and quoted evidence."""
+    if claim is not None:
+        return access.Labels.of(claim)
+    return access.Labels.strictest([candidate, *evidence])
 
 
 class WorkerHeartbeat(models.Model):

@@ -7,7 +7,7 @@ from datetime import datetime
 
 from django.db.models import Q
 
-from dreaming.models import Candidate, Conflict, ConflictSide
+from dreaming.models import Candidate, Conflict, ConflictSide, side_labels
 from llmwiki.access import Labels
 from llmwiki.models import Claim
 from llmwiki.search.disputes import Dispute, Side, register
@@ -48,11 +48,11 @@ def unresolved_conflicts(project_id: int, as_of: datetime | None) -> list[Disput
     by_conflict: dict[int, list[Side]] = defaultdict(list)
     for side_id, conflict_id, text, claim_id, candidate_id in rows:
         quoted = evidence.get(side_id, [])
-        if claim_id is not None:
-            # An approved claim's own labels (it inherits its evidence's).
-            labels = claims[claim_id]
-        else:
-            labels = Labels.strictest([candidates.get(candidate_id), *(x for _, x in quoted)])
+        labels = side_labels(
+            claims[claim_id] if claim_id is not None else None,
+            candidates.get(candidate_id),
+            (x for _, x in quoted),
+        )
         by_conflict[conflict_id].append(
             Side(
                 text=text,

@@ -241,11 +241,6 @@ def _sensitive(rows: QuerySet) -> tuple[QuerySet, Q]:
     return rows, condition
 
 
-def sensitive_only(rows: QuerySet) -> QuerySet:
-    rows, condition = _sensitive(rows)
-    return rows.filter(condition)
-
-
 def readable_only(project: Project, rows: QuerySet, role: str | None = None) -> QuerySet:
     """Narrow `rows` (episodes or claims) to those whose text the caller may read.
 
