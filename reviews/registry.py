@@ -8,6 +8,7 @@ and the audit labels follow from it.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from dreaming.models import Candidate
@@ -72,31 +73,31 @@ def _merge(candidate: Candidate, reviewer: Any, seen: Any, d: Decision) -> Outco
     return Outcome("merged", f"Merged into claim {claim.pk}.", claim)
 
 
-APPROVE_FIELDS = ("note", "edited_text", "section", "sensitive_confirmed")
 A = Review.Action
 
-register(
+APPROVE = register(
     ReviewAction(
         name=A.APPROVE.value,
         label=A.APPROVE.label,
         perform=_approve(as_edited=False),
-        fields=APPROVE_FIELDS,
+        fields=("note", "edited_text", "section", "sensitive_confirmed"),
         key="A",
         style="primary",
         shown="unedited",
         help="approve into the wiki (with `edited_text`: as edited)",
     )
 )
+# The web's second approve button, shown once the text was edited; the API and the command
+# line approve with an edited text instead.
 register(
-    ReviewAction(
+    replace(
+        APPROVE,
         name=A.APPROVE_EDIT.value,
         label=A.APPROVE_EDIT.label,
         perform=_approve(as_edited=True),
-        fields=APPROVE_FIELDS,
-        key="A",
-        style="primary",
         shown="edited",
-        everywhere=False,  # the API and the command line approve with an edited text
+        everywhere=False,
+        help="",
     )
 )
 register(
