@@ -8,7 +8,9 @@ import re
 from django.urls import reverse
 
 from dreaming import services
+from dreaming.engine.learn import Where
 from dreaming.models import Candidate
+from dreaming.sweep_input import _decided
 from reviews import actions
 
 
@@ -77,3 +79,20 @@ def test_the_panel_says_which_rejections_ranked_a_candidate_down(project):
     assert c.moved_by_reviewers == (
         "ranked down: reviewers rejected similar candidates #12, #31 (claim-worthiness 0.62 → 0.41)"
     )
+
+
+def test_a_decided_candidate_teaches_the_next_sweep_with_the_place_it_was_proposed_with(
+    bob, project
+):
+    decided = _decide_the_plan(project, bob, approve=False)
+    # One decided before candidates kept their place: it still votes, on its wording alone.
+    Candidate.objects.filter(pk=decided[1].pk).update(signals={"worth": 0.7})
+
+    labels = {d.candidate_id: d for d in _decided(project)}
+
+    first = Candidate.objects.get(pk=decided[0].pk)
+    assert labels[first.pk].where == Where.from_signals(first.signals)
+    assert labels[first.pk].where.place == first.signals["worth.place"]
+    assert labels[decided[1].pk].where is None
+    assert not labels[first.pk].approved
+    dream(project)  # a sweep with both kinds of decision runs

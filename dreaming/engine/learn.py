@@ -50,9 +50,10 @@ REJECTION = 2.0
 # bias included, against the summed, weighted log-loss of the decisions).
 PRIOR = 8.0
 NEWTON_STEPS = 25
+# A move smaller than this (log-odds) is no move: the refit shifts every candidate a
+# little, and the panel should say "ranked down" only where the reviewers made a difference.
+MIN_MOVE = 0.1
 NAMED = 3  # decided candidates the panel names for one move, the largest shares first
-# A decided candidate the model already got right (within this) is not named as a reason.
-_SURPRISE = 0.25
 # The features a wording carries on its own: its place, source and restatement are left
 # out of the neighbour vote, since two wordings are compared there by their text alone.
 _TEXT_NAMES = frozenset(
@@ -147,17 +148,17 @@ class Reviewers:
         placed = [i for i, d in enumerate(self._decided) if d.where is not None]
         self._placed = placed
         self._x = np.array([[*xs[i], 1.0] for i in placed]).reshape(len(placed), len(FEATURES) + 1)
-        self._shares, self._surprise = self._refit()
+        self._shares = self._refit()
 
     def __bool__(self) -> bool:
         return bool(self._decided)
 
-    def _refit(self) -> tuple[np.ndarray, np.ndarray]:
+    def _refit(self) -> np.ndarray:
         """Each placed decided candidate's share in the project's change of the shipped
-        weights (``change = sum_i share_i * x_i``, the optimum's stationarity), and how far
-        its decision was from what the shipped model expected."""
+        weights: ``change = sum_i share_i * x_i``, the stationarity of the penalised loss at
+        its optimum, so a new candidate's move splits exactly into the decided ones' parts."""
         if not self._placed:
-            return np.zeros(0), np.zeros(0)
+            return np.zeros(0)
         model = shipped()
         x = self._x
         y = np.array([float(self._decided[i].approved) for i in self._placed])
@@ -172,8 +173,7 @@ class Reviewers:
             grad = x.T @ (c * (p - y)) + PRIOR * change
             hess = x.T @ (x * (c * p * (1.0 - p))[:, None]) + eye
             change -= np.linalg.solve(hess, grad)
-        shares = c * (y - _sigmoid(z0 + x @ change)) / PRIOR
-        return shares, np.abs(y - _sigmoid(z0))
+        return c * (y - _sigmoid(z0 + x @ change)) / PRIOR
 
     def adjust(self, text: str, where: Where | None = None) -> Adjustment:
         """How the project's decisions move a wording of ``text`` written at ``where``."""
@@ -186,13 +186,13 @@ class Reviewers:
         if where is not None and self._placed:
             parts = self._shares * (self._x @ np.array([*x, 1.0]))
             refit = float(parts.sum())
-            for i, part, surprise in zip(self._placed, parts, self._surprise, strict=True):
-                if surprise >= _SURPRISE and part * refit > 0:
+            for i, part in zip(self._placed, parts, strict=True):
+                if part * refit > 0:
                     pushed[i] = self._decided[i].approved
         vote, voters = self._vote(form)
         pushed.update(voters)
         logit = round(refit + vote, 4)
-        if not logit:
+        if abs(logit) < MIN_MOVE:
             return NONE
         # Named: of the decided candidates that pushed the way it moved, the nearest in form.
         named = sorted(
@@ -228,9 +228,7 @@ class Reviewers:
         )
         index = {d.candidate_id: i for i, d in enumerate(self._decided)}
         return STRENGTH * vote / (sum(weights) + 1.0), {
-            index[d.candidate_id]: d.approved
-            for _, d in voters
-            if abs(float(d.approved) - d.worth) >= _SURPRISE
+            index[d.candidate_id]: d.approved for _, d in voters
         }
 
 
