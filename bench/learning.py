@@ -3,13 +3,15 @@ first decisions, on every labelled development corpus.
 
 For each corpus (Orchard and Kestrel beside the repository, Harbor and Pollen from their
 generators) the engine sweeps the first half of the episodes in time order; a simulated
-reviewer decides the first 20 candidates the sweep shows, in queue order (proposed, then
-deferred), by the key: approve when the candidate's line is a claim line, reject when it
-is not (a candidate the key cannot locate is skipped, as a reviewer would leave it); then
-the second half is ingested and swept twice, without and with those decisions
+reviewer decides the first 20 candidates of that sweep in the order the review queue lists
+them (proposed and deferred together, flagged first, then by score), by the key: approve
+when the candidate's line is a claim line, reject when it is not (a candidate the key
+cannot locate is skipped, as a reviewer would leave it). Then the second half, the new
+material alone, is swept twice, without and with those decisions
 (``run_sweep(decided=...)``), and the share of its candidates located on a claim line is
-compared. Engine in process (the product's importers, no database), so the
-numbers isolate the adjustment (``dreaming/engine/learn.py``).
+compared, beside how many of its claim candidates stay. Engine in process (the product's
+importers, no database), so the numbers isolate the adjustment
+(``dreaming/engine/learn.py``).
 
     python bench/learning.py [--no-record]
 """
@@ -136,9 +138,10 @@ def main() -> int:
             [
                 *md_table(head, rows),
                 "",
-                "Second half of each corpus swept without and with the first 20 decisions; "
-                "precision = share of its candidates (blocked aside, decided texts aside, "
-                "number located in brackets) on a claim line.",
+                "Second half of each corpus swept without and with the first 20 decisions "
+                "(taken in the review queue's order); precision = share of its candidates "
+                "(blocked aside, decided texts aside, number located in brackets) on a claim "
+                "line; claims kept = claim candidates after / before.",
             ],
         )
     return 0

@@ -14,8 +14,8 @@ claim-worthiness, both in log-odds on top of the shipped model:
   the optimum of an L2-penalised logistic loss the change of the weights is exactly a sum
   over the decided candidates (each one's residual, the decision minus what the refitted
   model expects, times its features), so the change a new candidate gets splits exactly
-  into the share each decided candidate contributed: the panel names the ones that
-  contributed most.
+  into the share each decided candidate contributed: the panel names, of those that
+  pushed it the way it moved, the ones nearest it in form.
 - **A neighbour vote on form.** The decided candidates whose wording has the most similar
   form (the text part of the features, each counting the same whatever the shipped model
   weighs it, since what the model underweights is what reviewers can teach it) vote by how
@@ -53,7 +53,7 @@ NEWTON_STEPS = 25
 # A move smaller than this (log-odds) is no move: the refit shifts every candidate a
 # little, and the panel should say "ranked down" only where the reviewers made a difference.
 MIN_MOVE = 0.1
-NAMED = 3  # decided candidates the panel names for one move, the largest shares first
+NAMED = 3  # decided candidates the panel names for one move, the nearest in form first
 # The features a wording carries on its own: its place, source and restatement are left
 # out of the neighbour vote, since two wordings are compared there by their text alone.
 _TEXT_NAMES = frozenset(
