@@ -11,7 +11,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from dreaming.engine import select
-from dreaming.engine.learn import Decided
+from dreaming.engine.learn import Decided, Where
 from dreaming.engine.types import Ep, RecallStats, SweepResult
 from dreaming.models import Candidate
 from llmwiki.importers import registry
@@ -119,8 +119,8 @@ _DECIDED_LIMIT = 500  # the newest decisions are the project's taste; older ones
 
 def _decided(project: Project) -> list[Decided]:
     """The project's decided candidates as labels for the queue (engine ``learn``): the
-    newest approvals and rejections, with the wording the reviewer saw and the
-    claim-worthiness the shipped model gave it."""
+    newest approvals and rejections, with the wording the reviewer saw, the
+    claim-worthiness the shipped model gave it and where that wording was written."""
     rows = (
         Candidate.objects.filter(
             project=project, status__in=(Candidate.Status.APPROVED, Candidate.Status.REJECTED)
@@ -134,6 +134,7 @@ def _decided(project: Project) -> list[Decided]:
             text,
             status == Candidate.Status.APPROVED,
             float((signals or {}).get("worth.model", (signals or {}).get("worth", 0.5))),
+            Where.from_signals(signals or {}),
         )
         for pk, status, text, signals in rows
     ]

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from .consolidate import REDACTION_MARK, Choice, choose, text_key
 from .facts import Clock, Fact, Inputs, Units, label
-from .learn import NONE, Adjustment, Reviewers
+from .learn import NONE, Adjustment, Reviewers, Where
 from .light import LightResult
 from .policy import Policy
 from .rem import Contest, RemResult
@@ -83,6 +83,7 @@ class _Passing:
     worth: float  # P(claim line) of the chosen sentence, as the project's reviewers moved it
     shipped_worth: float  # ... by the shipped model alone
     moved: Adjustment  # how and by whom the reviewers moved it
+    where: Where  # where its wording was written, for the reviewers' next decisions
 
     @property
     def rank(self) -> float:
@@ -234,7 +235,8 @@ def _propose(
         # and the reviewer is shown the wording they could approve.
         worth, choice = _best_worded(U, text_units, restated, worth, choice, policy)
     # The project's reviewers have the last word on what reads as a claim here.
-    moved = reviewers.adjust(choice.text) if reviewers else NONE
+    where = Where(U.place[choice.unit], U.weight[choice.unit], U.trust[choice.unit], *restated)
+    moved = reviewers.adjust(choice.text, where) if reviewers else NONE
     shipped_worth, worth = worth, moved.apply(worth) if moved.logit else worth
     # A contested fact, a procedure and a theme are records in their own right.
     if c.kind == "fact" and not contest.kind and worth < model.threshold:
@@ -280,6 +282,7 @@ def _propose(
         round(worth, 4),
         round(shipped_worth, 4),
         moved,
+        where,
     )
 
 
@@ -535,6 +538,7 @@ def _draft(inp: Inputs, light: LightResult, rem: RemResult, p: _Passing) -> Cand
     _, breakdown = weighted(p.raw, policy)
     breakdown.update(p.stats)
     breakdown["worth"] = p.worth
+    breakdown.update(p.where.signals())
     if p.moved.logit:
         breakdown["worth.model"] = p.shipped_worth
         breakdown["worth.reviewers"] = p.moved.logit
