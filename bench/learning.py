@@ -4,7 +4,7 @@ first decisions, on every labelled development corpus.
 For each corpus (Orchard and Kestrel beside the repository, Harbor and Pollen from their
 generators) the engine sweeps the first half of the episodes in time order; a simulated
 reviewer decides the first 20 candidates of that sweep in the order the review queue lists
-them (proposed and deferred together, flagged first, then by score), by the key: approve
+them (proposed and deferred together, flagged first, then in the sweep's order), by the key: approve
 when the candidate's line is a claim line, reject when it is not (a candidate the key
 cannot locate is skipped, as a reviewer would leave it). Then the second half, the new
 material alone, is swept twice, without and with those decisions
@@ -31,6 +31,7 @@ from common import REPO_DIR, md_table, record, text_table
 sys.path.insert(0, str(REPO_DIR))
 
 from dreaming.engine import CandidateDraft, Decided, run_sweep
+from dreaming.engine.deep import draft_rank
 from dreaming.engine.learn import Where
 from dreaming.engine.worth_train import corpora, episodes
 
@@ -77,11 +78,11 @@ def precision(key: Key, texts: list[str]) -> tuple[float, int, int]:
 
 def queue_order(candidates: list[CandidateDraft]) -> list[CandidateDraft]:
     """The open candidates as the review queue lists them (``reviews.views.queue``):
-    proposed and deferred together, flagged ones first, then by score, then by id (the
-    order the sweep wrote them in). The engine has no security class, so a restricted
-    candidate counts as any flagged one."""
+    proposed and deferred together, flagged ones first, then in the sweep's order
+    (`draft_rank`), then by id (the order the sweep wrote them in). The engine has no
+    security class, so a restricted candidate counts as any flagged one."""
     shown = [c for c in candidates if c.status in ("proposed", "deferred")]
-    return sorted(shown, key=lambda c: (-bool(c.flags), -c.score))
+    return sorted(shown, key=lambda c: (-bool(c.flags), -draft_rank(c)))
 
 
 def one(name: str, root: Path, key_path: Path) -> list[object]:

@@ -473,7 +473,7 @@ def _cap(
     drafts = [_draft(inp, light, rem, p) for p in keep[:limit]]
     for p in keep[:limit]:
         reasons[p.ci] = "candidate"
-    drafts.sort(key=lambda d: (not d.flags, -_draft_rank(d), d.dedupe_key))
+    drafts.sort(key=lambda d: (not d.flags, -draft_rank(d), d.dedupe_key))
     out: list[CandidateDraft] = []
     kept = 0
     for d in drafts:
@@ -487,7 +487,7 @@ def _cap(
             counts["deferred_snoozed"] += 1
         out.append(d)
     order = {"proposed": 0, "deferred": 1, "blocked": 2}
-    out.sort(key=lambda d: (order[d.status], not d.flags, -_draft_rank(d), d.dedupe_key))
+    out.sort(key=lambda d: (order[d.status], not d.flags, -draft_rank(d), d.dedupe_key))
     counts["deferred_over_cap"] += counts["deferred_not_returned"]
     return out
 
@@ -568,7 +568,8 @@ def _draft(inp: Inputs, light: LightResult, rem: RemResult, p: _Passing) -> Cand
     )
 
 
-def _draft_rank(d: CandidateDraft) -> float:
+def draft_rank(d: CandidateDraft) -> float:
+    """Where a draft stands in the sweep's order, and the queue's (`Candidate.rank`)."""
     return _rank(d.signals["worth"], d.score)
 
 
