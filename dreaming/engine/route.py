@@ -104,15 +104,17 @@ _CUES: dict[str, tuple[tuple[float, re.Pattern[str]], ...]] = {
                 r"|(?:access|permissions?|rights?)\s+(?:is|are)\s+(?:granted|given|revoked)"
                 # "handed to X on request and to nobody else"
                 r"|(?:to|with) (?:nobody|no one|no-one) else|\bgo(?:es)? only to\b"
-                r"|(?:without|unless)\b.{1,60}\b(?:permission|approval|agreement))\b",
+                r"|(?:without|unless)\b.{1,60}\b(?:permission|approval|agreement)"
+                # "Never deploy …" instructs, a rule even as a runbook's line; "the job
+                # never deletes rows" describes.
+                r"|(?:^|[;.]\s+)(?:never|always))\b",
                 re.I,
             ),
         ),
         (
             WORD,
             re.compile(
-                # "Never deploy …" instructs; "the job never deletes rows" describes.
-                r"(?:^|[;.]\s+)(?:never|always)\b|\b(?:rules?|allowed|audit(?:ed)? log)\b",
+                r"\b(?:rules?|allowed|audit(?:ed)? log)\b",
                 re.I,
             ),
         ),

@@ -122,3 +122,11 @@ def test_a_sweep_routes_by_the_heading_its_episodes_were_imported_under():
     (cand,) = [c for c in result.candidates if "archive" in c.text]
     assert cand.page_target == "DECISION_LOG"
     assert "ADR-0002" in cand.route_reason
+
+
+def test_a_never_or_always_order_is_a_rule_even_as_a_line_of_a_runbook():
+    runbook = ["Deploy runbook — api to prod > Before you start"]
+    assert page("Never restart both workers at once.", sections=runbook) == "GOVERNANCE"
+    assert page("Always take a dump before migrating.", sections=runbook) == "GOVERNANCE"
+    # Any other line of the runbook is a step.
+    assert page("The previous version number is written down.", sections=runbook) == "RUNBOOKS"
