@@ -58,6 +58,13 @@ _QUESTION_RE = re.compile(
 # A command is a code span of at least two words whose first is a lowercase program name:
 # `sensor_table` or `path/+/up` names a thing, `tool restart node-3` tells someone what to run.
 _COMMAND = r"`[a-z][\w.-]*\s+[^`,;]{1,80}`"
+# The verbs a step opens with, in the imperative. After a condition any order is a step
+# (``_CONDITION_RE``); as the first word of a sentence an imperative is as often a noun
+# or a label ("Call with …", "Storage. …"), so only these count there.
+_STEP_VERBS = (
+    r"run|restart|deploy|roll ?back|check|open|set|add|remove|rotate|drain|scale|ssh|create"
+    r"|delete|apply|execute|follow"
+)
 # A condition and what to do then: "If the feed is stale, restart …", "When X, ensure …".
 _CONDITION_RE = re.compile(
     r"^(?:if|when|whenever|after|before|once)\b[^,;:]{1,100},\s*(?:then\s+)?(?P<then>.+)", re.I
@@ -123,7 +130,7 @@ _CUES: dict[str, tuple[tuple[float, re.Pattern[str]], ...]] = {
         (
             FORM,
             re.compile(
-                rf"{_COMMAND}|^(?:to \w+.{{0,60}},|first\b|step \d)"
+                rf"{_COMMAND}|^(?:to \w+.{{0,60}},|first\b|step \d|(?:{_STEP_VERBS})\b)"
                 r"|\b(?:runbook|how to|playbook|procedure|steps?:|to recover|to restart)\b",
                 re.I,
             ),
