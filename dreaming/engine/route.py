@@ -15,6 +15,12 @@ The chosen sentence counts twice a restatement, because the page must fit the te
 So one command quoted in one of five restatements does not make a fact a procedure, and
 a definition that only one restatement spells out still wins over a shown sentence that
 says nothing of its kind.
+
+Where the writer put the text votes too: the heading path it was imported under. A heading
+that names a kind of page ("Glossary", "Runbook", "Policies", "Architecture") or a decision
+record's title ("ADR-0004: …") says what every line under it is, so a plain statement in a
+decision record is a decision. It counts between a word and a form of the text itself: a
+definition written inside a decision record is still a definition.
 """
 
 from __future__ import annotations
