@@ -38,6 +38,31 @@ PAGE_TITLES: dict[str, str] = {p.key: p.title for p in PAGES}
 # The pages a project is created with, in the order the page filter lists them.
 STANDARD_PAGES: tuple[str, ...] = tuple(p.key for p in PAGES if p.standard)
 
+# Words of a heading that say which page the text under it belongs on: a writer who puts a
+# sentence under "Glossary" or in a runbook has already said what kind of fact it is.
+# Lower case; a trailing "*" takes any ending ("polic*": policy, policies).
+SECTION_WORDS: dict[str, tuple[str, ...]] = {
+    "DECISION_LOG": ("decision*", "decided", "adrs?"),
+    "GOVERNANCE": (
+        "governance",
+        "polic*",
+        "rules",
+        "conventions",
+        "guidelines",
+        "standards",
+        "code of conduct",
+        "licensing",
+        "compliance",
+        "privacy",
+    ),
+    "RUNBOOKS": ("runbook*", "playbook*", "procedures?", "how[ -]to", "troubleshooting"),
+    "GLOSSARY": ("glossary", "terminology", "definitions", "vocabulary"),
+    "SYSTEM_OVERVIEW": ("architecture", "overview", "components", "layout", "tech stack"),
+}
+# Series of numbered records whose every line is a decision: a title such as
+# "ADR-0004: …" or "RFC 12 — …" names a record of what was decided and why.
+DECISION_RECORDS: tuple[str, ...] = ("adr", "rfc", "design", "decision", "dr", "pep", "kep")
+
 
 # --- Episode kinds --------------------------------------------------------------------------
 

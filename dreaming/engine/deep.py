@@ -508,6 +508,8 @@ def _draft(inp: Inputs, light: LightResult, rem: RemResult, p: _Passing) -> Cand
         day_label=newest.date().isoformat(),
         restatements=(U.text[u] for u in c.units),
         steps=sum(1 for u in set(c.units) if u in U.steps),
+        sections=(eps[i].section for i in U.eps[p.choice.unit]),
+        restated_sections=(eps[i].section for i in support),
     )
     decisions = sum(1 for i in support if eps[i].kind == "decision")
     days = int(p.stats["days"])
