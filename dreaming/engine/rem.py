@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from llmwiki.vocabulary import CHANGE_DELEGATE, CHANGE_MOVE, CHANGE_REMOVE, CHANGE_REPLACE
+
 from . import conflicts as conf
 from . import disputes, slots
 from .cluster import core_terms
@@ -34,6 +36,8 @@ from .similar import TermIndex, stem
 from .text import DECIDE_CUE, LIFE_CUE
 from .types import TERMINAL_LIFECYCLES, ConflictDraft, ConflictSide, Ep, Theme
 from .wording import display_text, trim_snippet
+
+_CHANGE_WORDS = CHANGE_MOVE | CHANGE_REPLACE | CHANGE_REMOVE | CHANGE_DELEGATE
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +170,14 @@ def _conflicts(
             continue
         stmts.extend((u, st) for st in conf.statements(U.text[u]))
     found = conf.decision_conflicts(stmts, U.first, U.last, U.claim)
-    found.extend(_slot_conflicts(light))
+    # A change already lined up as a decision ("moved from X to Y" against "use X") is not
+    # reported again as the slots it sets.
+    decided = [{u for side in fc.sides for u in side} for fc in found]
+    found.extend(
+        fc
+        for fc in _slot_conflicts(light)
+        if not any({u for side in fc.sides for u in side} <= d for d in decided)
+    )
     # A contradiction already lined up by its slots or its wording is not reported twice.
     seen = {u for fc in found for side in fc.sides for u in side}
     found.extend(
@@ -185,20 +196,35 @@ def _conflicts(
 def _slot_conflicts(light: LightResult) -> list[conf.Found]:
     """Statements setting one subject's attribute to values that cannot both hold."""
     U = light.units
-    items: list[int] = []
+    units: list[int] = []
     read: list[list[slots.Slot]] = []
     for u in range(len(U)):
         text = U.text[u]
         if U.junk[u] and U.claim[u] is None:
             continue
-        # Every typed value holds a digit, a path, a bracket or a named environment.
+        # Every typed value holds a digit, a path, a bracket, code, a named environment
+        # or a change verb.
         f = U.feat[u]
-        if not (f.values or f.hosts or f.envs or "/" in text or "(" in text):
+        if not (
+            f.values
+            or f.hosts
+            or f.envs
+            or "/" in text
+            or "(" in text
+            or "`" in text
+            or not _CHANGE_WORDS.isdisjoint(text.lower().split())
+        ):
             continue
-        got = slots.slots(display_text(text))
-        if got:
-            items.append(u)
-            read.append(got)
+        units.append(u)
+        read.append(slots.slots(display_text(text)))
+    # A replacement ("replaced X with Y in P") is against what other sentences say P holds.
+    left = slots.replaced_in(read)
+    if left:
+        for n, u in enumerate(units):
+            if "/" in U.text[u] and not any(s.was for s in read[n]):
+                read[n] += slots.mentions(display_text(U.text[u]), left)
+    items = [u for u, got in zip(units, read, strict=True) if got]
+    read = [got for got in read if got]
     out: list[conf.Found] = []
     facts, unit_fact = light.facts, light.unit_fact
     for clash in slots.clashes(read):
