@@ -20,22 +20,27 @@ from .facts import Clock, Inputs, Units, label
 from .light import LightResult
 from .reflect import (
     BROAD,
+    REPORT_SHARED,
     Event,
     Marker,
     TopicIndex,
     TopicState,
     combine,
+    done_report,
     find_marker,
     fold,
     heading_state,
+    item_actions,
+    past_forms,
     status_field,
     term_themes,
 )
 from .route import section_name
 from .similar import TermIndex, stem
-from .text import DECIDE_CUE, LIFE_CUE
+from .text import DECIDE_CUE, LIFE_CUE, subject_terms
 from .types import TERMINAL_LIFECYCLES, ConflictDraft, ConflictSide, Ep, Theme
 from .wording import display_text, trim_snippet
+from .worth import imperative
 
 _CHANGE_WORDS = CHANGE_MOVE | CHANGE_REPLACE | CHANGE_REMOVE | CHANGE_DELEGATE
 
@@ -145,9 +150,57 @@ def _lifecycle(
                 if isinstance(key, frozenset) and key & aliases:
                     applies.setdefault(ci, []).append(state)
     now = inp.now
-    return [
+    out = [
         combine(applies[ci], now) if ci in applies else ("active", None) for ci in range(len(facts))
     ]
+    for ci, event in _reported_done(
+        inp, light, [ci for ci, (st, _) in enumerate(out) if st == "active"]
+    ):
+        out[ci] = ("done", event)
+        counts["lifecycle_reported_done"] += 1
+    return out
+
+
+def _reported_done(
+    inp: Inputs, light: LightResult, open_facts: Sequence[int]
+) -> list[tuple[int, Event]]:
+    """Open items whose work a log reports done, on the item's day or later (see
+    ``reflect.done_report``): "Decide whether to clean the lint warnings" is closed by
+    "Lint: cleaned remaining warnings"."""
+    U, eps = light.units, inp.eps
+    reports: dict[str, list[tuple[int, frozenset[str]]]] = {}
+    for u in range(len(U)):
+        if U.eps[u] and (got := done_report(U.text[u])):
+            reports.setdefault(got[0], []).append((u, got[1]))
+    if not reports:
+        return []
+    out: list[tuple[int, Event]] = []
+    for ci in open_facts:
+        if light.facts[ci].kind != "fact":
+            continue  # a procedure is done again each time it is followed: never closed
+        found = None
+        for u in light.facts[ci].units:
+            first = U.first[u]
+            if first is None or u in U.steps or not imperative(U.text[u]):
+                continue  # a step of a numbered procedure is followed, not finished
+            verbs = item_actions(U.text[u])
+            terms = subject_terms(U.text[u]) - set(verbs)
+            for verb in verbs:
+                for past in past_forms(verb):
+                    for r, said in reports.get(past, ()):
+                        when = U.last[r]
+                        if (
+                            when is not None
+                            and when.date() >= first.date()
+                            and len(terms & said) >= REPORT_SHARED
+                            and (found is None or when > found[1])
+                        ):
+                            found = (r, when)
+        if found is not None:
+            r, when = found
+            event = Event(Marker("done", frozenset()), when, eps[U.eps[r][-1]].id, r, U.feat[r])
+            out.append((ci, event))
+    return out
 
 
 def _closed_documents(eps: Sequence[Ep]) -> dict[int, Ep]:
