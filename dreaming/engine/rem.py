@@ -6,6 +6,7 @@ episodes contradict it, which conflicts it is in) is a ``Contest`` in its own re
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ from .types import TERMINAL_LIFECYCLES, ConflictDraft, ConflictSide, Ep, Theme
 from .wording import display_text, trim_snippet
 from .worth import imperative
 
+_CODE_SPAN_RE = re.compile(r"`([^`\n]{1,120})`")
 _CHANGE_WORDS = CHANGE_MOVE | CHANGE_REPLACE | CHANGE_REMOVE | CHANGE_DELEGATE
 
 
@@ -183,16 +185,21 @@ def _reported_done(
             first = U.first[u]
             if first is None or u in U.steps or not imperative(U.text[u]):
                 continue  # a step of a numbered procedure is followed, not finished
+            if done_report(U.text[u]):
+                continue  # a report of work done is no open item
             verbs = item_actions(U.text[u])
             terms = subject_terms(U.text[u]) - set(verbs)
+            # Code an item names pins which work it is: the report must name some of it.
+            code = [c.strip().lower() for c in _CODE_SPAN_RE.findall(U.text[u])]
             for verb in verbs:
                 for past in past_forms(verb):
                     for r, said in reports.get(past, ()):
                         when = U.last[r]
                         if (
                             when is not None
+                            and (not code or any(c in U.text[r].lower() for c in code))
                             and when.date() >= first.date()
-                            and len(terms & said) >= REPORT_SHARED
+                            and len(terms & said) >= max(REPORT_SHARED, len(said) / 2)
                             and (found is None or when > found[1])
                         ):
                             found = (r, when)

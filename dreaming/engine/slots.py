@@ -459,9 +459,10 @@ def same_subject(a: Slot, b: Slot) -> bool:
     if not ta & tb:
         return False
     if a.changed and b.changed and a.attribute == "location":
-        # Two tellings of where one thing moved name it loosely ("the wave system moved
-        # to …", "wave progression now lives in …"); each says it is a move.
-        return True
+        # Two tellings of where one thing moved name it loosely ("the billing sync moved
+        # to …", "ledger billing now lives in …"): each says it is a move, and they share
+        # half the terms of the shorter name.
+        return 2 * len(ta & tb) >= min(len(ta), len(tb))
     return ta <= tb or tb <= ta or jaccard(ta, tb) >= 0.5
 
 

@@ -75,3 +75,15 @@ def test_a_step_of_a_numbered_procedure_is_never_closed_by_following_it():
         ]
     )
     assert lifecycle_of(result, "Prune stale") == {"active"}
+
+
+def test_code_an_item_names_must_be_named_by_the_report_that_closes_it():
+    item = "Add unit tests around `useLedger` and `usePager` to lock in paging behavior."
+
+    def sweep(report: str):
+        return run_sweep([ep(1, 0, item), ep(2, 0, item, 9), ep(3, 2, report)])
+
+    other = sweep("**Tests:** Added unit tests for `renderGrid` paging behavior.")
+    assert lifecycle_of(other, "Add unit tests") == {"active"}
+    same = sweep("**Tests:** Added unit tests for `useLedger` paging behavior.")
+    assert lifecycle_of(same, "Add unit tests") == {"done"}
