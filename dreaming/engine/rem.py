@@ -12,8 +12,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from llmwiki.vocabulary import CHANGE_DELEGATE, CHANGE_MOVE, CHANGE_REMOVE, CHANGE_REPLACE
-
 from . import conflicts as conf
 from . import disputes, slots
 from .cluster import core_terms
@@ -44,7 +42,6 @@ from .wording import display_text, trim_snippet
 from .worth import imperative
 
 _CODE_SPAN_RE = re.compile(r"`([^`\n]{1,120})`")
-_CHANGE_WORDS = CHANGE_MOVE | CHANGE_REPLACE | CHANGE_REMOVE | CHANGE_DELEGATE
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,11 +180,13 @@ def _reported_done(
         found = None
         for u in light.facts[ci].units:
             first = U.first[u]
-            if first is None or u in U.steps or not imperative(U.text[u]):
+            if first is None or u in U.steps:
                 continue  # a step of a numbered procedure is followed, not finished
-            if done_report(U.text[u]):
-                continue  # a report of work done is no open item
             verbs = item_actions(U.text[u])
+            if not any(past in reports for verb in verbs for past in past_forms(verb)):
+                continue  # no report of this work: the cheap test first
+            if not imperative(U.text[u]) or done_report(U.text[u]):
+                continue  # an open item is an order, not a report of work done
             terms = subject_terms(U.text[u]) - set(verbs)
             # Code an item names pins which work it is: the report must name some of it.
             code = [c.strip().lower() for c in _CODE_SPAN_RE.findall(U.text[u])]
@@ -266,13 +265,7 @@ def _slot_conflicts(light: LightResult) -> list[conf.Found]:
         # or a change verb.
         f = U.feat[u]
         if not (
-            f.values
-            or f.hosts
-            or f.envs
-            or "/" in text
-            or "(" in text
-            or "`" in text
-            or not _CHANGE_WORDS.isdisjoint(text.lower().split())
+            f.values or f.hosts or f.envs or "/" in text or "(" in text or slots.may_change(text)
         ):
             continue
         units.append(u)

@@ -299,14 +299,28 @@ def _named_subject(toks: Sequence[str]) -> frozenset[str] | None:
     return subj[0] if subj and subj[0] else None
 
 
+# The words a sentence telling a change holds; most sentences hold none and are not read.
+CHANGE_WORDS = CHANGE_MOVE | CHANGE_REPLACE | CHANGE_REMOVE | CHANGE_DELEGATE | PERFORMS_ITSELF
+_CHANGE_STRIP = ".,:;!?*`()\"'"
+
+
+def may_change(sentence: str) -> bool:
+    """Whether a sentence holds a change verb at all (cheap enough for every sentence)."""
+    return not CHANGE_WORDS.isdisjoint(w.strip(_CHANGE_STRIP) for w in sentence.lower().split())
+
+
 def changes(sentence: str) -> list[Slot]:
     """The slots a sentence telling a change sets (see the module docstring)."""
+    out: list[Slot] = []
+    if not may_change(sentence):
+        return out
     toks = _code_tokens(sentence)
     low = [t.lower().strip(".,:!?*") for t, _ in toks]
-    out: list[Slot] = []
     if any(w in ("not", "never", "no") for w in low):
         return out  # a change denied or asked for sets nothing
     for v, word in enumerate(low):
+        if word not in CHANGE_WORDS and word not in CHANGE_DESTINATION:
+            continue
         end = _clause_end(toks, v + 1)
         if word in CHANGE_MOVE:
             if v + 1 < len(low) and low[v + 1] in CHANGE_DESTINATION:
