@@ -25,7 +25,7 @@ Changes told in software notes are read here too (``changes``), with their verbs
 ``llmwiki.vocabulary``: where a thing went ("X moved to Y", "moved X into Y", "X now lives
 in Y": its location), what replaced it ("replaced X with Y in P": P's implementation),
 whether it is still there ("removed `X`" against "… into X …": its presence) and who does
-its work ("X handles …" against "X now delegates … to Y": its performer). Decisions to
+its work ("X handles …" against "X now delegates … to Y": its owner). Decisions to
 use a product ("moved from X to Y", "do not use X") are read by ``conflicts.statements``.
 """
 
@@ -323,6 +323,8 @@ def changes(sentence: str) -> list[Slot]:
             continue
         end = _clause_end(toks, v + 1)
         if word in CHANGE_MOVE:
+            if v + 1 < len(low) and low[v + 1] in ("from", "off", "away"):
+                continue  # a switch of products: conflicts.statements reads it
             if v + 1 < len(low) and low[v + 1] in CHANGE_DESTINATION:
                 subject = _named_subject([t for t, _ in toks[:v]])
                 dest = v + 1
@@ -365,7 +367,7 @@ def changes(sentence: str) -> list[Slot]:
             ):
                 continue  # a component named in code does or passes on the work
             if word in PERFORMS_ITSELF:
-                out.append(Slot(subject, frozenset(), "performer", "itself"))
+                out.append(Slot(subject, frozenset(), "owner", "itself"))
                 continue
             to = next((k for k in range(v + 1, end) if low[k] == "to"), None)
             if to is None:
@@ -374,7 +376,7 @@ def changes(sentence: str) -> list[Slot]:
             got = _subject([t for t, _ in toks[to + 1 : stop]])
             if got and got[0]:
                 value = " ".join(sorted(got[0]))
-                out.append(Slot(subject, frozenset(), "performer", value, changed=True))
+                out.append(Slot(subject, frozenset(), "owner", value, changed=True))
         if word in CHANGE_DESTINATION and (word != "to" or (v and low[v - 1] in CHANGE_MOVE)):
             # What something moved into is there now: "… moved into X stores".
             there = _next_named(toks, v + 1)

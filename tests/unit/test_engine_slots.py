@@ -43,7 +43,7 @@ def test_it_reads_typed_values_from_the_predicate():
     assert read("Unit tests live under `src/tests/`.") == {"location": "src/tests"}
     assert read("`FrameBridge` (`src/game/components/GameLoop.tsx`) drives each frame.") == {
         "location": "src/game/components/gameloop.tsx",
-        "performer": "itself",  # a component named in code doing the work itself
+        "owner": "itself",  # a component named in code doing the work itself
     }
 
 
@@ -135,7 +135,7 @@ def change(text: str) -> dict[str, tuple[frozenset[str], str]]:
     return {s.attribute: (s.subject, s.value) for s in slots(text) if s.attribute != "presence"}
 
 
-def test_a_change_sets_a_location_an_implementation_a_presence_or_a_performer():
+def test_a_change_sets_a_location_an_implementation_a_presence_or_an_owner():
     # where a thing went: told intransitively, transitively, or as "now lives in"
     assert change("- Billing sync moved to `useLedgerHook` with retries.") == {
         "location": ({"bill", "sync"}, "useledgerhook")  # stemmed terms
@@ -161,17 +161,20 @@ def test_a_change_sets_a_location_an_implementation_a_presence_or_a_performer():
         (s.subject, s.value) for s in slots("Parsing moved into QuickJson readers.")
     }
     # a component doing its work itself, then passing it on
-    assert change("`PumpLoop` (`src/pump.ts`) handles every tick.")["performer"] == (
+    assert change("`PumpLoop` (`src/pump.ts`) handles every tick.")["owner"] == (
         {"pumploop"},
         "itself",
     )
-    assert change("`PumpLoop` now delegates ticking to the scheduler via `tick()`.")[
-        "performer"
-    ] == ({"pumploop"}, "schedul")
+    assert change("`PumpLoop` now delegates ticking to the scheduler via `tick()`.")["owner"] == (
+        {"pumploop"},
+        "schedul",
+    )
 
 
 def test_a_change_denied_or_only_planned_sets_nothing():
     assert slots("We have not moved billing sync to `useLedgerHook`.") == []
+    # a switch of products is a decision (conflicts.statements), not where a thing lives
+    assert slots("We moved from RabbitMQ to Redis Streams.") == []
     assert slots("Remove unused `quickjson` dependency.") == []  # a plan, not a removal
     assert slots("Removed duplicate render passes.") == []  # nothing named in code
     assert slots("The team handles billing.") == []  # no component named in code
@@ -185,13 +188,13 @@ def test_changes_clash_only_with_what_they_change():
     ]
     (clash,) = clashes(moved)
     assert (clash.attribute, sorted(map(sorted, clash.sides))) == ("location", [[0], [1]])
-    performers = [
+    owners = [
         slots("`PumpLoop` handles every tick."),
         slots("`PumpLoop` now delegates ticking to the scheduler."),
         slots("`ValveLoop` now delegates ticking to the scheduler."),
     ]
-    (clash,) = clashes(performers)
-    assert (clash.attribute, sorted(map(sorted, clash.sides))) == ("performer", [[0], [1]])
+    (clash,) = clashes(owners)
+    assert (clash.attribute, sorted(map(sorted, clash.sides))) == ("owner", [[0], [1]])
     presence = [slots("Removed unused `quickjson` dependency."), slots("Moved into QuickJson.")]
     assert [c.attribute for c in clashes(presence)] == ["presence"]
 
