@@ -420,11 +420,11 @@ def term_themes(
 
 
 # ---- work reported done ---------------------------------------------------------------
-# A log reports finished work by opening on the past form of its verb ("Cleaned remaining
-# warnings", "**Lint:** Fixed …"); an open item names the same work by the bare verb ("Clean
-# the warnings", "Decide whether to clean …"). The report closes the item when both name
-# the same verb and at least two of the same other terms, half of what the report names
-# (an item is not closed by a report of other work of its kind: "Added tests for X").
+# A log reports finished work by opening on the past form of its verb ("Pruned stale keys",
+# "**Cache:** Pruned …"); an open item names the same work by the bare verb ("Prune the
+# keys", "Decide whether to prune …"). The report closes the item when both name the same
+# verb and at least two of the same other terms, half of what the report names (an item
+# is not closed by a report of other work of its kind: "Added tests for X").
 _REPORT_RE = re.compile(
     r"^\W*(?:(?P<label>[A-Za-z][\w /-]{0,30}?)\W{0,2}:\W*\s+)?(?P<verb>[A-Za-z]+)\b"
 )

@@ -164,8 +164,8 @@ def _reported_done(
     inp: Inputs, light: LightResult, open_facts: Sequence[int]
 ) -> list[tuple[int, Event]]:
     """Open items whose work a log reports done, on the item's day or later (see
-    ``reflect.done_report``): "Decide whether to clean the lint warnings" is closed by
-    "Lint: cleaned remaining warnings"."""
+    ``reflect.done_report``): "Decide whether to prune the stale cache keys" is closed
+    by "Cache: pruned stale keys"."""
     U, eps = light.units, inp.eps
     reports: dict[str, list[tuple[int, frozenset[str]]]] = {}
     for u in range(len(U)):

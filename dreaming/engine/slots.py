@@ -398,7 +398,8 @@ def replaced_in(slots_read: Sequence[Sequence[Slot]]) -> dict[str, frozenset[str
 
 def mentions(sentence: str, left: dict[str, frozenset[str]]) -> list[Slot]:
     """What an untold sentence says of a place whose implementation was replaced: "add an
-    enum in `src/types.ts`" names the value that "replaced `enum` … in `src/types.ts`" left."""
+    entry to the `Shape` dict in `kinds.py`" names the value that "replaced `dict` … in
+    `kinds.py`" left."""
     toks = _code_tokens(sentence)
     places = {_path(t) for t, _ in toks if _is_path(t)} & left.keys()
     if not places:
