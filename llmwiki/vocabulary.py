@@ -151,3 +151,20 @@ def export_kind_registered(kind: ExportKind) -> Iterator[ExportKind]:
     finally:
         _EXPORT_KINDS.clear()
         _EXPORT_KINDS.update(before)
+
+
+# --- Change verbs ---------------------------------------------------------------------------
+# How software notes say a thing changed place, form, owner or presence. The sweep reads
+# them as typed slots (dreaming/engine/slots.py): "moved X into Y" sets X's location, "replaced
+# X with Y" its implementation, "removed X" its presence, "X delegates … to Y" who does the work.
+
+CHANGE_MOVE: frozenset[str] = frozenset(["moved", "moving", "migrated", "relocated", "extracted"])
+CHANGE_REPLACE: frozenset[str] = frozenset(["replaced", "swapped", "substituted"])
+CHANGE_REMOVE: frozenset[str] = frozenset(["removed", "dropped", "deleted", "uninstalled"])
+# A component passing its work on, and one doing the work itself.
+CHANGE_DELEGATE: frozenset[str] = frozenset(["delegates", "delegated", "offloads", "hands"])
+PERFORMS_ITSELF: frozenset[str] = frozenset(
+    ["centralizes", "centralises", "handles", "performs", "manages", "processes", "drives", "owns"]
+)
+# Prepositions naming where a moved thing went.
+CHANGE_DESTINATION: frozenset[str] = frozenset(["to", "into", "onto"])
