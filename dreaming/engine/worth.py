@@ -196,6 +196,16 @@ _OBLIGATION = frozenset(
     ("must", "should", "never", "always", "only", "required", "need", "needs", "cannot")
 )
 _COPULA = frozenset(("is", "are", "was", "were", "be", "means", "isn't", "aren't"))
+# Hedges: what a writer is not yet sure of is an option or a plan, not a fact of the project.
+_HEDGE = frozenset(
+    word_list(
+        """consider considering optional optionally maybe perhaps possibly probably
+    likely unlikely alternatively actually might tbd"""
+    )
+)
+# A text talking about itself ("this file", "this document") is about the writing, not
+# about the project it describes.
+_SELF_RE = re.compile(r"\bthis (?:file|document|doc|page|note|section)\b", re.IGNORECASE)
 _DATED_KINDS = frozenset(("log_entry", "chat_turn", "event", "tool_call"))
 _SPEAKER_RE = re.compile(r"^[A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*)?:\s")
 _PLAIN = frozenset(" .,;:!?'’\"()-")
@@ -259,6 +269,8 @@ FEATURES = (
     "days_logged",
     "order_bullet",
     "order_step",
+    "hedged",
+    "self_reference",
 )
 
 
@@ -408,6 +420,8 @@ def features(
         # A bullet list of orders is a to-do list; a numbered one, the steps of a procedure.
         float(order and bool(place & ITEM) and not place & NUMBERED),
         float(order and bool(place & NUMBERED)),
+        float(bool(_HEDGE & wordset)),
+        float(_SELF_RE.search(stripped) is not None),
     ]
 
 
