@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from .consolidate import REDACTION_MARK, Choice, choose, text_key
@@ -265,9 +265,18 @@ def _propose(
         len(support) < policy.min_evidence
         or (score < policy.min_score and _authoritative(inp, support))
     )
-    # A procedure is read step by step, each step leaning on the one before.
+    # A procedure is read step by step, each step leaning on the one before. Another
+    # claim-like wording that reads on its own ("`make test` runs the unit tests") may
+    # say what the chosen one leaves to its surroundings ("**Tests:** `make test`").
     if alone and c.kind != "procedure" and not standalone(choice.text):
-        return "junk:leans_on_context"
+        found, better = _best_worded(
+            U, text_units, restated, model.threshold, choice, policy, standalone
+        )
+        if better is choice:
+            return "junk:leans_on_context"
+        choice = better
+        moved = reviewers.adjust(choice.text) if reviewers else NONE
+        shipped_worth, worth = found, moved.apply(found) if moved.logit else found
     if alone:
         stats["authority"] = max(eps[i].source_trust for i in support)
     elif score < policy.min_score:
@@ -330,16 +339,19 @@ def _best_worded(
     worth: float,
     choice: Choice,
     policy: Policy,
+    need: Callable[[str], bool] | None = None,
 ) -> tuple[float, Choice]:
-    """The fact's most claim-like clean wording and its worth, if it beats ``choice``."""
+    """The fact's most claim-like clean wording (one ``need`` accepts, if given) and its
+    worth, if it beats ``worth``; else ``choice`` itself."""
     model = shipped()
     for u in units:
         if U.junk[u] or REDACTION_MARK in U.text[u] or u == choice.unit:
             continue
         p = model.prob(unit_features(U, u, restated))
         if p > worth:
-            worth = p
-            choice = Choice(u, trim_snippet(display_text(U.text[u]), policy.snippet_max_chars))
+            text = trim_snippet(display_text(U.text[u]), policy.snippet_max_chars)
+            if need is None or need(text):
+                worth, choice = p, Choice(u, text)
     return worth, choice
 
 

@@ -230,3 +230,26 @@ def test_past_the_proposals_only_a_likely_claim_waits_in_the_deferred_band():
     assert {c.text: c.status for c in result.candidates} == {RULE: "proposed", note: "deferred"}
     gated = {s.reason: s.episode_ids for s in result.stays_episodic}
     assert set(gated["not_claim_worthy"]) == {10, 11, 12, 13, 14}
+
+
+def test_a_reference_fact_is_proposed_in_a_wording_that_reads_on_its_own(monkeypatch):
+    # Three notes name the command; the choice by term coverage falls on a label line that
+    # leans on its list. Under a project's higher score bar the fact passes on the notes'
+    # authority alone, and is not lost for the label: the wording that says what the
+    # command does, on its own, is shown.
+    from dreaming.engine import deep
+    from dreaming.engine.consolidate import Choice
+
+    def by_coverage(units, texts, *args):
+        (label,) = [u for u in units if texts[u].startswith("**Unit Tests:**")]
+        return Choice(label, texts[label])
+
+    monkeypatch.setattr(deep, "choose", by_coverage)
+    eps = [
+        ep(1, 0, "- **Unit Tests:** `npm run test`."),
+        ep(2, 0, "- **Tests:** `npm run test`"),
+        ep(3, 0, "- `npm run test` — run unit tests (Vitest)"),
+    ]
+    result = run_sweep(eps, policy=Policy(min_score=0.4))
+
+    assert [c.text for c in result.candidates] == ["`npm run test` — run unit tests (Vitest)"]
