@@ -51,7 +51,18 @@ FIRST_SENTENCE = 128  # the first sentence of its block
 FIRST_BLOCK = 256  # in the first block of its text
 ONE_BLOCK = 512  # its text is that one block (a chat turn, a one-line event)
 PLAN_SECTION = 1024  # most items under its heading are to-dos (see ``plan_sections``)
-_KIND_SHIFT = 11  # bits 11.. hold the episode kind's index in KINDS
+HEADING_AHEAD = 2048  # the nearest heading above names what is still to come
+_KIND_SHIFT = 12  # bits 12.. hold the episode kind's index in KINDS
+
+# Words a heading over work still to come is named with ("Next steps", "Implementation
+# plan", "Follow-ups", "Backlog"): what stands under it is intended, not yet true.
+_AHEAD = frozenset(
+    word_list(
+        """next plan plans planned planning todo todos to-do to-dos goal goals roadmap backlog
+    followup followups follow-up follow-ups upcoming future ideas wishlist proposal proposed
+    pending"""
+    )
+)
 
 
 def place_code(
@@ -82,6 +93,8 @@ def place_code(
             code |= HEADING_DATED
         if heading.rstrip().endswith("?"):
             code |= HEADING_ASKS
+        if _AHEAD.intersection(re.findall(r"[\w-]+", heading.lower())):
+            code |= HEADING_AHEAD
     if first_sentence:
         code |= FIRST_SENTENCE
     if first_block:
@@ -251,6 +264,7 @@ FEATURES = (
     "under_heading",
     "heading_dated",
     "heading_asks",
+    "heading_ahead",
     "first_sentence",
     "first_block",
     "one_block",
@@ -400,6 +414,7 @@ def features(
         float(bool(place & UNDER_HEADING)),
         float(bool(place & HEADING_DATED)),
         float(bool(place & HEADING_ASKS)),
+        float(bool(place & HEADING_AHEAD)),
         float(bool(place & FIRST_SENTENCE)),
         float(bool(place & FIRST_BLOCK)),
         float(bool(place & ONE_BLOCK)),

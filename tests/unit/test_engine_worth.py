@@ -13,6 +13,7 @@ from dreaming.engine.text import analyse
 from dreaming.engine.worth import (
     BOX_OPEN,
     FEATURES,
+    HEADING_AHEAD,
     ITEM,
     NUMBERED,
     WEIGHTS_PATH,
@@ -62,7 +63,7 @@ def test_weights_missing_a_feature_are_refused_by_name():
     strict=True,
     reason="known gap (issue 19): in every labelled corpus a line restated on several days is "
     "mostly a claim, so the model rates a chat status said on three days above its threshold "
-    "(0.37); the plain chat fragment is gated",
+    "(0.38); the plain chat fragment is gated",
 )
 def test_repeated_chat_fragments_are_gated_and_note_statements_proposed():
     eps = [
@@ -199,9 +200,9 @@ TODO = "- Add retries to the invoice export job on tw-app-2."
 
 
 def test_within_the_cap_a_clean_statement_leads_a_to_do_copied_forward_for_days():
-    # The to-do is said on five days and outscores the rule written once on support;
+    # The to-do is said on four days and outscores the rule written once on support;
     # ranked by how claim-like the text reads first, the rule is the one proposed.
-    eps = [ep(1, 0, RULE)] + [ep(10 + d, d, TODO, "log_entry", 0.6) for d in range(5)]
+    eps = [ep(1, 0, RULE)] + [ep(10 + d, d, TODO, "log_entry", 0.6) for d in range(4)]
     roomy = {c.text: c for c in run_sweep(eps, policy=Policy(max_proposals=2)).candidates}
     assert roomy[TODO[2:]].score > roomy[RULE].score
 
@@ -215,7 +216,7 @@ def test_past_the_proposals_only_a_likely_claim_waits_in_the_deferred_band():
     # likely a claim than not: over the cap it is gated, where a clean note statement waits.
     note = "Backups of the production database are kept for 30 days in the eu-west bucket."
     eps = [ep(1, 0, RULE), ep(2, 0, note)]
-    eps += [ep(10 + d, d, TODO, "log_entry", 0.6) for d in range(5)]
+    eps += [ep(10 + d, d, TODO, "log_entry", 0.6) for d in range(4)]
     roomy = {c.text: c for c in run_sweep(eps, policy=Policy(max_proposals=3)).candidates}
     assert roomy[TODO[2:]].status == "proposed"
     assert (
@@ -229,7 +230,7 @@ def test_past_the_proposals_only_a_likely_claim_waits_in_the_deferred_band():
 
     assert {c.text: c.status for c in result.candidates} == {RULE: "proposed", note: "deferred"}
     gated = {s.reason: s.episode_ids for s in result.stays_episodic}
-    assert set(gated["not_claim_worthy"]) == {10, 11, 12, 13, 14}
+    assert set(gated["not_claim_worthy"]) == {10, 11, 12, 13}
 
 
 def test_a_reference_fact_is_proposed_in_a_wording_that_reads_on_its_own(monkeypatch):
@@ -253,3 +254,25 @@ def test_a_reference_fact_is_proposed_in_a_wording_that_reads_on_its_own(monkeyp
     result = run_sweep(eps, policy=Policy(min_score=0.4))
 
     assert [c.text for c in result.candidates] == ["`npm run test` — run unit tests (Vitest)"]
+
+
+def test_a_heading_over_work_to_come_marks_what_stands_under_it():
+    def under(heading: str) -> int:
+        return place_code(
+            kind="note",
+            item=True,
+            number=0,
+            checkbox=None,
+            heading=heading,
+            first_sentence=True,
+            first_block=False,
+            one_block=False,
+        )
+
+    assert under("Next steps") & HEADING_AHEAD
+    assert under("Implementation Plan") & HEADING_AHEAD
+    assert under("What's left / recommended follow-ups") & HEADING_AHEAD
+    assert not under("Architecture") & HEADING_AHEAD
+    assert not under("Planets and their moons") & HEADING_AHEAD
+    weights = json.loads(WEIGHTS_PATH.read_text(encoding="utf-8"))["weights"]
+    assert weights["heading_ahead"] < 0
