@@ -368,7 +368,10 @@ def features(
     order = imperative(stripped)
     plan = bool(place & PLAN_SECTION)
     # A log is dated: an order or a to-do list there is the day's plan, in a note a rule.
-    logged = KINDS[kind] in _DATED_KINDS if kind < len(KINDS) else False
+    # Under a dated heading a note keeps a log of its own ("### 2026-03-02").
+    logged = bool(place & HEADING_DATED) or (
+        KINDS[kind] in _DATED_KINDS if kind < len(KINDS) else False
+    )
     past = opens_past(stripped)
     # Log narration: what the writer did that day, in the first person or with the
     # subject dropped ("Paired with Bo on …", "I restarted the job").

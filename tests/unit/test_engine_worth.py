@@ -151,6 +151,23 @@ def test_first_person_or_subjectless_past_in_a_log_is_narration_not_in_a_note():
     assert _x("The exporter restarted cleanly.", "log_entry")["narration"] == 0.0
 
 
+def test_under_a_dated_heading_a_note_keeps_a_log_and_its_past_tense_is_narration():
+    said = "Fixed typecheck errors in the exporter and reran the tests."
+    place = place_code(
+        kind="note",
+        item=True,
+        number=0,
+        checkbox=None,
+        heading="2026-01-05",
+        first_sentence=True,
+        first_block=False,
+        one_block=False,
+    )
+    got = dict(zip(FEATURES, features(said, analyse(said), place, 1, 0.8), strict=True))
+    assert got["narration"] == 1.0
+    assert _x(said, "note")["narration"] == 0.0
+
+
 def test_an_order_is_told_from_a_subject_and_its_past_tense_verb():
     assert imperative("Add focused unit tests around the wave manager.")
     assert not imperative("Postgres crashed at 3am on the primary.")
