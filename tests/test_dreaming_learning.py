@@ -30,7 +30,7 @@ def _decide_the_plan(project, bob, approve: bool) -> list[Candidate]:
     ingest(
         project,
         "notes/plan.md",
-        "# Plan\n\nAdd design documents for the tech tree and the sector map.\n\n"
+        "# Tech tree\n\nAdd design documents for the tech tree and the sector map.\n\n"
         "Create a CI job that runs the unit tests on every push.\n",
     )
     dream(project)
