@@ -72,8 +72,8 @@ def plan_bounded(pending: QuerySet[Episode], policy: Policy, *, first_run: bool)
     note = (
         f"backlog larger than the batch cap ({policy.max_episodes} episodes, "
         f"{policy.max_bytes} bytes): took the oldest {len(batch.ids)} episodes over "
-        f"{len(batch.days)} day(s), {batch.nbytes} bytes; {remaining} remain past the new "
-        "watermark for the next runs"
+        f"{len(batch.days)} day(s), {batch.nbytes} bytes; {remaining} remain for the next "
+        "runs"
     )
     if not cut:
         note += f"; day {split} alone exceeds the cap and was split"

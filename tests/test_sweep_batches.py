@@ -87,7 +87,7 @@ def test_a_day_larger_than_the_cap_is_swept_in_several_runs_each_episode_once(
     assert sum(len(r) for r in ranges) == total  # none read twice
     first = runs[0].phases["light"]["note"]
     assert "day 2026-11-02 alone exceeds the cap and was split" in first
-    assert f"{total - CAP} remain past the new watermark" in first
+    assert f"{total - CAP} remain for the next runs" in first
     assert runs[-1].counts["remaining"] == 0
 
     # The engine reads a batch, not the backlog: a fact said five times over four
