@@ -55,20 +55,22 @@ class Watermark:
 def head(project_id: int) -> Watermark:
     """Where the project's committed material stands now: three indexed lookups of the
     latest id in one query (every retrieval asks, and a round trip costs more than one)."""
+    row = Project.objects.filter(pk=project_id).values_list(*head_columns()).first()
+    return Watermark(*(n or 0 for n in row)) if row else Watermark()
+
+
+def head_columns() -> tuple[Subquery, Subquery, Subquery]:
+    """The latest episode, audit event and page revision ids, as columns of a query of
+    projects (a backend keeping its watermark in the database reads both at once)."""
 
     def last(rows):
         return Subquery(rows.order_by("-id").values("id")[:1])
 
-    row = (
-        Project.objects.filter(pk=project_id)
-        .values_list(
-            last(Episode.objects.filter(project=OuterRef("pk"))),
-            last(AuditEvent.objects.filter(project=OuterRef("pk"))),
-            last(PageRevision.objects.filter(page__project=OuterRef("pk"))),
-        )
-        .first()
+    return (
+        last(Episode.objects.filter(project=OuterRef("pk"))),
+        last(AuditEvent.objects.filter(project=OuterRef("pk"))),
+        last(PageRevision.objects.filter(page__project=OuterRef("pk"))),
     )
-    return Watermark(*(n or 0 for n in row)) if row else Watermark()
 
 
 def episode_line(actor: str, occurred_at: datetime, content: str) -> str:
