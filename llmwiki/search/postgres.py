@@ -8,6 +8,7 @@ import functools
 import itertools
 import math
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.db import connection, transaction
@@ -209,18 +210,33 @@ class PostgresBackend(Backend):
         """Each text ranked as `search` ranks a document's own words (label A)."""
         if not texts or not idf:
             return [0.0] * len(texts)
-        terms = sorted(idf)
-        score = " + ".join(f"%s * ts_rank({WEIGHTS}, t.vec, %s::tsquery)" for _ in terms)
-        # Fixed fragments, one per query word; every value travels as a parameter. Each
-        # text is parsed once (OFFSET 0 keeps the planner from parsing it once a word).
+        score, params = _text_score(idf)
+        # Each text is parsed once (OFFSET 0 keeps the planner from parsing it once a word).
         sql = (
             f"SELECT {score} FROM (SELECT n, setweight(to_tsvector('english', body), 'A') AS vec "  # noqa: S608
             "FROM unnest(%s::text[]) WITH ORDINALITY u(body, n) OFFSET 0) t ORDER BY n"
         )
-        params = [x for term in terms for x in (idf[term], _tsquery_term(term))]
         with connection.cursor() as cursor:
             cursor.execute(sql, [*params, list(texts)])
             return [float(row[0]) for row in cursor.fetchall()]
+
+    def rank_rows(self, query, rows, idf):
+        """(id, score) of the rows `rows` selects (SQL and its parameters: an id and the
+        tsvector of a text as `to_tsvector('english', ...)` parses it), scored as
+        `score_texts` scores that text, best first (then by id), those holding no query
+        word left out. Nothing is parsed or sent here: the vectors are kept (OFFSET 0
+        weighs each once, not once a word)."""
+        if not idf:
+            return []
+        score, params = _text_score(idf)
+        inner, inner_params = rows
+        sql = (
+            f"SELECT k, {score} AS rank FROM (SELECT k, setweight(words, 'A') AS vec "  # noqa: S608
+            f"FROM ({inner}) r(k, words) OFFSET 0) t ORDER BY rank DESC, k"
+        )
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [*params, *inner_params])
+            return [(k, float(rank)) for k, rank in cursor.fetchall() if rank > 0]
 
     def digests(self, project_id):
         return dict(SearchDocument.objects.filter(project=project_id).values_list("key", "digest"))
@@ -258,6 +274,14 @@ def _marks_sql() -> str:
     sql, params = rows.query.sql_with_params()
     assert list(params) == [0], params  # the project id is the one value
     return sql
+
+
+def _text_score(idf: dict[str, float]) -> tuple[str, list]:
+    """A text's score (its vector `t.vec`) as the sum of each query word's idf-weighted rank:
+    fixed fragments, one per word; every value travels as a parameter."""
+    terms = sorted(idf)
+    score = " + ".join(f"%s * ts_rank({WEIGHTS}, t.vec, %s::tsquery)" for _ in terms)
+    return score, [x for term in terms for x in (idf[term], _tsquery_term(term))]
 
 
 def _count_terms(cursor, project_id: int, keys: list[str], pages: list[int], sign: int) -> None:
@@ -369,6 +393,11 @@ def _reaching(words: list[_Word], need: float) -> str:
     if need <= min((w.bound for w in words), default=0):
         return ""
     return build(0, need) or ""
+
+
+def tsquery_any(lexemes: Iterable[str]) -> str:
+    """A tsquery matching a text that holds any of `lexemes`, each taken as written."""
+    return " | ".join(map(_tsquery_term, lexemes))
 
 
 def _tsquery_term(lexeme: str) -> str:

@@ -292,7 +292,6 @@ def retrieve(
     index_fold(project, using)
     idf = using.idf(project.pk, query)
     pool = POOL * limit
-    open_conflicts = dispute_source.unresolved(project.pk, as_of)
     if as_of is None:
         found = using.search(
             project.pk, CLAIM, query, sensitive=caller.sensitive, limit=pool, idf=idf
@@ -312,7 +311,8 @@ def retrieve(
         idf=idf,
     )
     episodes = _episodes(project, found, caller, query, as_of)
-    conflicts = _conflicts(using, query, idf, caller, open_conflicts, pool)
+    open_conflicts, scores = _disputes(project, using, query, idf, caller, claims, as_of, pool)
+    conflicts = _conflicts(using, query, idf, caller, open_conflicts, pool, scores)
     _mark_disputed(claims, open_conflicts)
     hits = _one_list(claims, sections, conflicts, episodes, limit)
     pack = _pack(query, hits, budget, as_of)
@@ -505,14 +505,54 @@ def _sections(project, using: Backend, query, caller, limit, idf) -> list[Hit]:
     return out
 
 
-def _conflicts(using: Backend, query, idf, caller, disputes, limit: int) -> list[Hit]:
+def _disputes(project, using: Backend, query, idf, caller, claims, as_of, pool):
+    """The open conflicts a retrieval reads, with their scores when the database ranked
+    them (None: `_conflicts` scores them).
+
+    A dreamed project has hundreds open, and most share a word with any question. Whoosh
+    weighs a text's length against the average of every conflict the caller may read, so
+    it reads them all. PostgreSQL scores each text on its own: it ranks the conflicts
+    holding a query word where they are, and only the best are read (then the next best,
+    while some of those are withheld from the caller), with those the claims found are a
+    side of, for their mark.
+    """
+    if using.name != "postgresql":
+        return dispute_source.unresolved(project.pk, as_of), None
+    rows = dispute_source.vectors(project.pk, as_of, sorted(idf)) if idf else None
+    ranked = using.rank_rows(query, rows, idf) if rows else []
+    scores, order = dict(ranked), [pk for pk, _ in ranked]
+    if not (order or claims):
+        return [], scores
+    found = dispute_source.unresolved(
+        project.pk, as_of, ids=order[:pool], claims=[h.id for h in claims]
+    )
+    start = pool
+    while (
+        start < len(order)
+        and sum(d.conflict_id in scores and _readable(caller, d) for d in found) < pool
+    ):
+        seen = {d.conflict_id for d in found}
+        more = [pk for pk in order[start : start + pool] if pk not in seen]
+        found += dispute_source.unresolved(project.pk, as_of, ids=more) if more else []
+        start += pool
+    return found, scores
+
+
+def _readable(caller: Caller, dispute) -> bool:
+    return all(caller.may_read(s.labels) for s in dispute.sides)
+
+
+def _conflicts(using: Backend, query, idf, caller, disputes, limit: int, scores=None) -> list[Hit]:
     """The `limit` best open conflicts whose every side the caller may read, scored on
-    their sides' words. Only those are loaded with their evidence: a dreamed project
-    has hundreds open, and most share a word with any question."""
-    readable = [d for d in disputes if all(caller.may_read(s.labels) for s in d.sides)]
-    scores = using.score_texts(query, [" ".join(s.text for s in d.sides) for d in readable], idf)
-    matched = [(d, score) for d, score in zip(readable, scores, strict=True) if score > 0]
-    matched = sorted(matched, key=lambda m: -m[1])[:limit]
+    their sides' words (or by `scores`, {conflict id: score}, when the database ranked
+    them). Only those are loaded with their evidence."""
+    readable = [d for d in disputes if _readable(caller, d)]
+    if scores is None:
+        found = using.score_texts(query, [d.words for d in readable], idf)
+    else:
+        found = [scores.get(d.conflict_id, 0.0) for d in readable]
+    matched = [(d, score) for d, score in zip(readable, found, strict=True) if score > 0]
+    matched = sorted(matched, key=lambda m: (-m[1], m[0].conflict_id))[:limit]
     episodes = dict(
         Episode.objects.filter(pk__in=[i for d, _ in matched for i in d.evidence_ids]).values_list(
             "id", "locator"
