@@ -4,7 +4,6 @@ rows that can reach its list."""
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
 from collections import defaultdict
@@ -14,10 +13,10 @@ from dataclasses import dataclass
 from django.db import connection, transaction
 from django.db.models import OuterRef, Subquery
 
-from llmwiki.models import Project, SearchDocument, SearchTerm, SearchWatermark
+from llmwiki.models import SearchDocument, SearchTerm, SearchWatermark
 from llmwiki.search import bm25f
 from llmwiki.search.backends import CONTEXT_BOOST, Backend
-from llmwiki.search.documents import LAYERS, Watermark, head_columns
+from llmwiki.search.documents import LAYERS, Watermark, head_columns, project_row_sql
 
 # ts_rank's weights of labels D, C, B, A: an item's own words (A) in full, its context
 # (B) at CONTEXT_BOOST, as the Whoosh backend weighs its fields.
@@ -83,7 +82,7 @@ class PostgresBackend(Backend):
     def marks(self, project_id):
         """The watermark and the head in one query: every retrieval asks for both."""
         with connection.cursor() as cursor:
-            cursor.execute(_marks_sql(), [project_id])
+            cursor.execute(project_row_sql(connection.vendor, _marks_columns), [project_id])
             row = cursor.fetchone()
         if row is None:
             return Watermark(), Watermark()
@@ -264,16 +263,9 @@ class PostgresBackend(Backend):
             SearchWatermark.objects.filter(project=project_id).delete()
 
 
-@functools.cache
-def _marks_sql() -> str:
-    """The query of `marks`, built once: building its seven selects through the ORM takes
-    several times what the server takes to answer them. Its one parameter is the project id."""
+def _marks_columns() -> tuple:
     kept = SearchWatermark.objects.filter(project=OuterRef("pk"))
-    rows = Project.objects.filter(pk=0).order_by()
-    rows = rows.values_list(*head_columns(), *(Subquery(kept.values(f)[:1]) for f in MARK_FIELDS))
-    sql, params = rows.query.sql_with_params()
-    assert list(params) == [0], params  # the project id is the one value
-    return sql
+    return (*head_columns(), *(Subquery(kept.values(f)[:1]) for f in MARK_FIELDS))
 
 
 def _text_score(idf: dict[str, float]) -> tuple[str, list]:
