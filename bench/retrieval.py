@@ -7,6 +7,9 @@ symptoms and settings) run through
 
 - **retrieve()**: the whole service: fold check, claims then pages then episodes, rows
   loaded for citations (recall traces off, so the run does not grow the table);
+- **retrieve(), N open conflicts**: the same after N unresolved conflicts are added (two
+  sides each, quoting corpus episodes; every fourth has a claim as a side), as a dreamed
+  project holds hundreds;
 - **index**: the backend's search alone, claims then episodes (what FTS5 is compared with);
 - **index, no decoded postings**: the same, but Whoosh first forgets the postings it
   decoded and cached, so each query reads its terms from the index files (a server's
@@ -17,7 +20,8 @@ symptoms and settings) run through
 
 Targets (docs/ARCHITECTURE.md §8): p95 under 50 ms, within 3× of FTS5.
 
-Run: ``python bench/retrieval.py [--episodes 100000] [--claims 10000] [--queries 300]``.
+Run: ``python bench/retrieval.py [--episodes 100000] [--claims 10000] [--queries 300]
+[--conflicts 600]``.
 """
 
 from __future__ import annotations
@@ -116,6 +120,40 @@ def seed_claims(project, texts: list[str], episode_ids: list[int]) -> None:
     )
 
 
+def seed_conflicts(project, n: int, seed: int = 5) -> None:
+    """`n` open conflicts, each between two corpus episodes (every fourth between a claim and
+    an episode), as a sweep detects them: sides quote their episodes' text."""
+    from dreaming.models import Conflict, ConflictSide
+    from llmwiki.models import Claim, Episode
+
+    rng = random.Random(seed)
+    episodes = list(
+        Episode.objects.filter(project=project).order_by("?").values_list("id", "content")[: 2 * n]
+    )
+    claims = list(Claim.objects.filter(project=project).values_list("id", "text")[:n])
+    conflicts = Conflict.objects.bulk_create(
+        Conflict(project=project, subject=f"bench {i}", kind="value", dedupe_key=f"bench-{i}")
+        for i in range(n)
+    )
+    sides, quoted = [], []
+    for i, conflict in enumerate(conflicts):
+        for position in range(2):
+            episode_id, text = episodes[(2 * i + position) % len(episodes)]
+            if position == 0 and i % 4 == 0 and claims:
+                claim_id, claim_text = rng.choice(claims)
+                sides.append(
+                    ConflictSide(conflict=conflict, position=0, text=claim_text, claim_id=claim_id)
+                )
+                continue
+            sides.append(ConflictSide(conflict=conflict, position=position, text=text))
+            quoted.append((len(sides) - 1, episode_id))
+    sides = ConflictSide.objects.bulk_create(sides)
+    link = ConflictSide.evidence.through
+    link.objects.bulk_create(
+        link(conflictside_id=sides[i].pk, episode_id=episode_id) for i, episode_id in quoted
+    )
+
+
 STOP = stopwords_for_language("en")
 
 
@@ -145,6 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--episodes", type=int, default=100_000)
     parser.add_argument("--claims", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--conflicts", type=int, default=600, help="open conflicts, then")
     parser.add_argument("--no-record", action="store_true")
     args = parser.parse_args(argv)
 
@@ -197,6 +236,12 @@ def main(argv: list[str] | None = None) -> int:
         f"{using.name} index, no decoded postings": timed(index_cold, asked),
         "SQLite FTS5 bm25": timed(fts_search, asked),
     }
+    if args.conflicts:
+        seed_conflicts(project, args.conflicts)
+        for q in asked[:20]:
+            service(q)
+        disputed = sum(h.kind == "conflict" for q in asked[:50] for h in service(q).hits)
+        results[f"retrieve(), {args.conflicts} open conflicts"] = timed(service, asked)
     _fts_p50, fts_p95 = percentiles(results["SQLite FTS5 bm25"])
     rows = []
     for name, samples in results.items():
@@ -212,6 +257,11 @@ def main(argv: list[str] | None = None) -> int:
         "episodes, 10 each; retrieve() also loads the rows and citations it returns.",
         "- Targets (docs/ARCHITECTURE.md §8): p95 under 50 ms, within 3× of FTS5.",
     ]
+    if args.conflicts:
+        notes.append(
+            f"- With {args.conflicts:,} open conflicts: {disputed / 50:.1f} conflict hits per "
+            "query (first 50)."
+        )
     print("\n".join(notes))
     if not args.no_record:
         record("Retrieval latency (bench/retrieval.py)", [*md_table(header, rows), "", *notes])

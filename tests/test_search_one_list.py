@@ -247,3 +247,66 @@ def test_only_the_best_open_conflicts_are_loaded_with_their_evidence(db):
     assert [h.id for h in best] == [3, 1]
     loaded = [q["sql"] for q in queries.captured_queries if "llmwiki_episode" in q["sql"]]
     assert len(loaded) == 1 and "IN (3, 1)" in loaded[0]  # the two best conflicts only
+
+
+def open_conflict(project, key: str, *sides: str, claim=None) -> Conflict:
+    """An open conflict between `sides` (texts); with `claim`, its first side is that claim."""
+    conflict = Conflict.objects.create(project=project, subject=key, kind="value", dedupe_key=key)
+    for n, text in enumerate(sides):
+        ConflictSide.objects.create(
+            conflict=conflict, position=n, text=text, claim=claim if n == 0 else None
+        )
+    return conflict
+
+
+def test_a_retrieval_costs_no_more_queries_for_many_hits_than_for_one(project, alice):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from llmwiki.search.index import index_fold
+
+    lines = [f"- Ferry {n} berths at the harbour ramp on pier {n}." for n in range(30)]
+    episodes = note(project, "ferries.md", *lines)
+    for n, episode in enumerate(episodes[:20]):
+        claim = claim_create(
+            page=overview(project),
+            text=f"Ferry {n} uses the harbour ramp.",
+            evidence=[episode.pk],
+            reviewer=alice,
+        )
+        conflict = open_conflict(
+            project, f"ramp {n}", claim.text, f"Ferry {n} uses the harbour crane.", claim=claim
+        )
+        ConflictSide.objects.get(conflict=conflict, position=1).evidence.set([episode])
+    index_fold(project)
+
+    def cost(limit: int) -> tuple[int, int]:
+        with CaptureQueriesContext(connection) as queries:
+            pack = retrieve(
+                project, "harbour ramp ferry", caller=OPERATOR, limit=limit, record=False
+            )
+        return len(queries.captured_queries), len(pack.hits)
+
+    (one, hits_one), (many, hits_many) = cost(1), cost(60)
+    assert hits_one == 1 and hits_many >= 40  # claims, conflicts and episodes
+    # Rows, citations and conflicts are loaded a layer at a time, never a hit at a time.
+    assert many <= one
+
+
+def test_a_claim_is_marked_disputed_by_a_conflict_that_shares_no_word_with_the_query(
+    project, alice
+):
+    episodes = note(project, "gangway.md", "- The gangway at berth three is rated for 40 tonnes.")
+    claim = claim_create(
+        page=overview(project),
+        text="The gangway at berth three is rated for 40 tonnes.",
+        evidence=[episodes[0].pk],
+        reviewer=alice,
+    )
+    # Neither side's text holds a word of the question; the claim is a side all the same.
+    conflict = open_conflict(
+        project, "load", "Rated load: forty.", "Rated load: thirty.", claim=claim
+    )
+    pack = retrieve(project, "gangway berth three", caller=OPERATOR)
+    assert next(h for h in pack.hits if h.kind == CLAIM).disputed == [conflict.pk]
+    assert not [h for h in pack.hits if h.kind == CONFLICT]

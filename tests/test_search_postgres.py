@@ -157,3 +157,57 @@ def test_a_retrieval_reads_the_query_s_words_from_the_term_dictionary_once(proje
         retrieve(project, "pixel kitten", caller=Caller.operator(), record=False)
     reads = [q for q in queries.captured_queries if "FROM llmwiki_searchterm" in q["sql"]]
     assert len(reads) == 1  # the idf, then the claim, page and episode layers
+
+
+def test_open_conflicts_are_ranked_in_the_database_and_only_the_best_are_read(
+    project, alice, monkeypatch
+):
+    from llmwiki.models import Claim
+    from llmwiki.search import disputes
+    from llmwiki.search.retrieval import _conflicts, _disputes
+    from llmwiki.wiki import claim_create
+    from tests.test_search_one_list import note, open_conflict, overview
+
+    episodes = note(project, "winch.md", "- The stern winch brake was relined in March.")
+    restricted = claim_create(
+        page=overview(project),
+        text="The stern winch brake and winch drum were relined by the yard.",
+        evidence=[episodes[0].pk],
+        reviewer=alice,
+    )
+    Claim.objects.filter(pk=restricted.pk).update(security_class="restricted")
+    # Three, one, two and one mentions of the words; the second best has a restricted side.
+    three, _, two, _ = (
+        open_conflict(project, f"c{i}", " ".join(["stern winch brake"] * n), "It was not.")
+        for i, n in enumerate((3, 1, 2, 1))
+    )
+    withheld = open_conflict(
+        project, "w", restricted.text, "The stern winch brake is original.", claim=restricted
+    )
+    for n in range(8):
+        open_conflict(project, f"other {n}", f"Tide table {n} was printed.", "It was not.")
+    index_fold(project)
+    using, query = backend(), "stern winch brake"
+    idf = using.idf(project.pk, query)
+    read = []
+    unresolved = disputes.unresolved
+
+    def reading(*args, **kwargs):
+        found = unresolved(*args, **kwargs)
+        read.extend(d.conflict_id for d in found)
+        return found
+
+    monkeypatch.setattr(disputes, "unresolved", reading)
+    for caller, expected, reads in (
+        (Caller.operator(), [three.pk, withheld.pk], 2),
+        # The withheld conflict gives way to the next best: one more batch is read.
+        (Caller("agent:x"), [three.pk, two.pk], 4),
+    ):
+        read.clear()
+        found, scores = _disputes(project, using, query, idf, caller, [], None, 2)
+        best = _conflicts(using, query, idf, caller, found, 2, scores)
+        assert [h.id for h in best] == expected
+        assert len(set(read)) == reads  # never the tide tables, nor every winch conflict
+        # The same list, to the last digit, as parsing and scoring every open conflict here.
+        everyone = _conflicts(using, query, idf, caller, unresolved(project.pk), 2)
+        assert [(h.id, h.score) for h in best] == [(h.id, h.score) for h in everyone]

@@ -21,7 +21,7 @@ from django.conf import settings
 from django.db import connection
 
 from llmwiki.search import bm25f
-from llmwiki.search.documents import EPISODE, LAYERS, PAGE, Doc, Watermark
+from llmwiki.search.documents import EPISODE, LAYERS, PAGE, Doc, Watermark, head
 
 # Named after what the index was written with, its analyzer and its docs: an index from
 # another analyzer would not match the terms a query is read into, and one from another
@@ -86,6 +86,11 @@ class Backend:
 
     def watermark(self, project_id: int) -> Watermark:
         raise NotImplementedError
+
+    def marks(self, project_id: int) -> tuple[Watermark, Watermark]:
+        """The watermark and where the project's committed material stands now (`head`):
+        what every query compares before it searches."""
+        return self.watermark(project_id), head(project_id)
 
     def apply(
         self,

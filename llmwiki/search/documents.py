@@ -6,11 +6,14 @@ Docs are built from the database only; both backends index the same docs, and
 
 from __future__ import annotations
 
+import functools
 import hashlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
+from django.db import connection
 from django.db.models import OuterRef, Subquery
 
 from llmwiki.access import Labels, highest, is_sensitive
@@ -55,20 +58,35 @@ class Watermark:
 def head(project_id: int) -> Watermark:
     """Where the project's committed material stands now: three indexed lookups of the
     latest id in one query (every retrieval asks, and a round trip costs more than one)."""
+    with connection.cursor() as cursor:
+        cursor.execute(project_row_sql(connection.vendor, head_columns), [project_id])
+        row = cursor.fetchone()
+    return Watermark(*(n or 0 for n in row)) if row else Watermark()
+
+
+@functools.cache
+def project_row_sql(vendor: str, columns: Callable[[], Iterable[Any]]) -> str:
+    """The SQL reading `columns()` of one project (its one parameter: the project id), built
+    once per database: building a query of subqueries through the ORM takes several times
+    what the database takes to answer it, and every retrieval asks."""
+    rows = Project.objects.filter(pk=0).order_by().values_list(*columns())
+    sql, params = rows.query.sql_with_params()
+    assert list(params) == [0], params  # the project id is the one value
+    return sql
+
+
+def head_columns() -> tuple[Subquery, Subquery, Subquery]:
+    """The latest episode, audit event and page revision ids, as columns of a query of
+    projects (a backend keeping its watermark in the database reads both at once)."""
 
     def last(rows):
         return Subquery(rows.order_by("-id").values("id")[:1])
 
-    row = (
-        Project.objects.filter(pk=project_id)
-        .values_list(
-            last(Episode.objects.filter(project=OuterRef("pk"))),
-            last(AuditEvent.objects.filter(project=OuterRef("pk"))),
-            last(PageRevision.objects.filter(page__project=OuterRef("pk"))),
-        )
-        .first()
+    return (
+        last(Episode.objects.filter(project=OuterRef("pk"))),
+        last(AuditEvent.objects.filter(project=OuterRef("pk"))),
+        last(PageRevision.objects.filter(page__project=OuterRef("pk"))),
     )
-    return Watermark(*(n or 0 for n in row)) if row else Watermark()
 
 
 def episode_line(actor: str, occurred_at: datetime, content: str) -> str:

@@ -30,8 +30,7 @@ def index_fold(project: Project | int, using: Backend | None = None) -> int:
     """Fold in what the project committed since the index's watermark; return docs written."""
     project_id = getattr(project, "pk", project)
     using = using or backend()
-    mark = using.watermark(project_id)
-    now = head(project_id)
+    mark, now = using.marks(project_id)
     if now == mark:
         return 0
     # New episodes are most of a fold after an import: written a chunk of ids at a time,

@@ -7,14 +7,16 @@ from __future__ import annotations
 import itertools
 import math
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.db import connection, transaction
+from django.db.models import OuterRef, Subquery
 
 from llmwiki.models import SearchDocument, SearchTerm, SearchWatermark
 from llmwiki.search import bm25f
 from llmwiki.search.backends import CONTEXT_BOOST, Backend, rarity
-from llmwiki.search.documents import LAYERS, Watermark
+from llmwiki.search.documents import LAYERS, Watermark, head_columns, project_row_sql
 
 # ts_rank's weights of labels D, C, B, A: an item's own words (A) in full, its context
 # (B) at CONTEXT_BOOST, as the Whoosh backend weighs its fields.
@@ -66,6 +68,8 @@ FROM llmwiki_searchdocument, unnest(vec) u WHERE project_id = %s GROUP BY layer,
 UNION ALL
 SELECT layer, '', count(*), 0 FROM llmwiki_searchdocument WHERE project_id = %s GROUP BY layer
 """  # noqa: S608 (module constants only)
+# The watermark's columns, in `Watermark`'s order.
+MARK_FIELDS = ("episode_id", "audit_id", "revision_id")
 # Serialises writers of one project's rows and term counts (pg_advisory_xact_lock's
 # first key: this module's namespace; the second: the project id).
 LOCK_NAMESPACE = 0x5EA2C4
@@ -85,6 +89,15 @@ class PostgresBackend(Backend):
     def watermark(self, project_id):
         row = SearchWatermark.objects.filter(project=project_id).first()
         return Watermark(row.episode_id, row.audit_id, row.revision_id) if row else Watermark()
+
+    def marks(self, project_id):
+        """The watermark and the head in one query: every retrieval asks for both."""
+        with connection.cursor() as cursor:
+            cursor.execute(project_row_sql(connection.vendor, _marks_columns), [project_id])
+            row = cursor.fetchone()
+        if row is None:
+            return Watermark(), Watermark()
+        return Watermark(*(n or 0 for n in row[3:])), Watermark(*(n or 0 for n in row[:3]))
 
     def apply(
         self, project_id, upserts, deletes, pages, mark, *, scrub=False, optimize=False
@@ -206,18 +219,33 @@ class PostgresBackend(Backend):
         """Each text ranked as `search` ranks a document's own words (label A)."""
         if not texts or not idf:
             return [0.0] * len(texts)
-        terms = sorted(idf)
-        score = " + ".join(f"%s * {_rank('t.vec', '%s::tsquery')}" for _ in terms)
-        # Fixed fragments, one per query word; every value travels as a parameter. Each
-        # text is parsed once (OFFSET 0 keeps the planner from parsing it once a word).
+        score, params = _text_score(idf)
+        # Each text is parsed once (OFFSET 0 keeps the planner from parsing it once a word).
         sql = (
             f"SELECT {score} FROM (SELECT n, setweight(to_tsvector('english', body), 'A') AS vec "  # noqa: S608
             "FROM unnest(%s::text[]) WITH ORDINALITY u(body, n) OFFSET 0) t ORDER BY n"
         )
-        params = [x for term in terms for x in (idf[term], _tsquery_term(term))]
         with connection.cursor() as cursor:
             cursor.execute(sql, [*params, list(texts)])
             return [float(row[0]) for row in cursor.fetchall()]
+
+    def rank_rows(self, query, rows, idf):
+        """(id, score) of the rows `rows` selects (SQL and its parameters: an id and the
+        tsvector of a text as `to_tsvector('english', ...)` parses it), scored as
+        `score_texts` scores that text, best first (then by id), those holding no query
+        word left out. Nothing is parsed or sent here: the vectors are kept (OFFSET 0
+        weighs each once, not once a word)."""
+        if not idf:
+            return []
+        score, params = _text_score(idf)
+        inner, inner_params = rows
+        sql = (
+            f"SELECT k, {score} AS rank FROM (SELECT k, setweight(words, 'A') AS vec "  # noqa: S608
+            f"FROM ({inner}) r(k, words) OFFSET 0) t ORDER BY rank DESC, k"
+        )
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [*params, *inner_params])
+            return [(k, float(rank)) for k, rank in cursor.fetchall() if rank > 0]
 
     def digests(self, project_id):
         return dict(SearchDocument.objects.filter(project=project_id).values_list("key", "digest"))
@@ -243,6 +271,19 @@ class PostgresBackend(Backend):
             SearchDocument.objects.filter(project=project_id).delete()
             SearchTerm.objects.filter(project=project_id).delete()
             SearchWatermark.objects.filter(project=project_id).delete()
+
+
+def _marks_columns() -> tuple:
+    kept = SearchWatermark.objects.filter(project=OuterRef("pk"))
+    return (*head_columns(), *(Subquery(kept.values(f)[:1]) for f in MARK_FIELDS))
+
+
+def _text_score(idf: dict[str, float]) -> tuple[str, list]:
+    """A text's score (its vector `t.vec`) as the sum of each query word's idf-weighted rank:
+    fixed fragments, one per word; every value travels as a parameter."""
+    terms = sorted(idf)
+    score = " + ".join(f"%s * {_rank('t.vec', '%s::tsquery')}" for _ in terms)
+    return score, [x for term in terms for x in (idf[term], _tsquery_term(term))]
 
 
 def _count_terms(cursor, project_id: int, keys: list[str], pages: list[int], sign: int) -> None:
@@ -354,6 +395,11 @@ def _reaching(words: list[_Word], need: float) -> str:
     if need <= min((w.bound for w in words), default=0):
         return ""
     return build(0, need) or ""
+
+
+def tsquery_any(lexemes: Iterable[str]) -> str:
+    """A tsquery matching a text that holds any of `lexemes`, each taken as written."""
+    return " | ".join(map(_tsquery_term, lexemes))
 
 
 def _tsquery_term(lexeme: str) -> str:

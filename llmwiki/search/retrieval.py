@@ -62,6 +62,31 @@ BOOST = {
 # that much for the same pair). A claim matching much worse (half as well) may state
 # another part of a long episode; the episode then keeps its own place.
 STAND_IN = 1 / BOOST[CLAIM] ** 2
+# What a claim's or an episode's hit reads of its row (and clearance of its labels).
+CLAIM_FIELDS = (
+    "id",
+    "text",
+    "section",
+    "page__key",
+    "approved_at",
+    "retired_at",
+    "held_from",
+    "held_until",
+    "security_class",
+    "flags",
+    "status",
+)
+EPISODE_FIELDS = (
+    "id",
+    "content",
+    "trust",
+    "occurred_at",
+    "actor",
+    "locator",
+    "security_class",
+    "flags",
+    "status",
+)
 # Candidates read from each layer before the one list is cut to `limit`: enough that
 # evidence dropped under its claim, and sections folded into their claims, leave a full list.
 POOL = 3
@@ -267,7 +292,6 @@ def retrieve(
     index_fold(project, using)
     idf = using.idf(project.pk, query)
     pool = POOL * limit
-    open_conflicts = dispute_source.unresolved(project.pk, as_of)
     if as_of is None:
         found = using.search(
             project.pk, CLAIM, query, sensitive=caller.sensitive, limit=pool, idf=idf
@@ -287,7 +311,8 @@ def retrieve(
         idf=idf,
     )
     episodes = _episodes(project, found, caller, query, as_of)
-    conflicts = _conflicts(using, query, idf, caller, open_conflicts, pool)
+    open_conflicts, scores = _disputes(project, using, query, idf, caller, claims, as_of, pool)
+    conflicts = _conflicts(using, query, idf, caller, open_conflicts, pool, scores)
     _mark_disputed(claims, open_conflicts)
     hits = _one_list(claims, sections, conflicts, episodes, limit, query)
     pack = _pack(query, hits, budget, as_of)
@@ -372,25 +397,25 @@ def _one_list(claims, sections, conflicts, episodes, limit: int, query: str) -> 
     return out
 
 
-def _claim_hit(claim: Claim, score: float, episodes: list[Episode]) -> Hit:
+def _claim_hit(claim: dict[str, Any], score: float, locators: list[dict[str, Any]]) -> Hit:
     return _boosted(
         Hit(
             kind=CLAIM,
-            id=claim.pk,
-            text=claim.text,
+            id=claim["id"],
+            text=claim["text"],
             score=score,
             trust_label=Episode.Trust.APPROVED,
-            security_class=claim.security_class,
-            page_target=claim.page.key,
-            claim_ids=[claim.pk],
-            evidence_ids=[e.pk for e in episodes],
-            locators=[_locator(e) for e in episodes],
-            section=claim.section,
+            security_class=claim["security_class"],
+            page_target=claim["page__key"],
+            claim_ids=[claim["id"]],
+            evidence_ids=[loc["episode_id"] for loc in locators],
+            locators=locators,
+            section=claim["section"],
             valid={
-                "recorded_from": claim.approved_at.isoformat(),
-                "recorded_until": _iso(claim.retired_at),
-                "held_from": _iso(claim.held_from),
-                "held_until": _iso(claim.held_until),
+                "recorded_from": claim["approved_at"].isoformat(),
+                "recorded_until": _iso(claim["retired_at"]),
+                "held_from": _iso(claim["held_from"]),
+                "held_until": _iso(claim["held_until"]),
             },
         ),
         score,
@@ -405,17 +430,28 @@ def _claims(project, found: list[tuple[str, float]], caller) -> list[Hit]:
     found = [(int(key.split(":", 1)[1]), score) for key, score in found]
     if not found:
         return []
-    ids = [pk for pk, _ in found]
-    # The index may lag a transition by one fold; the database has the last word.
-    claims = Claim.objects.filter(project=project, pk__in=ids, status=Claim.Status.APPROVED)
-    claims = {c.pk: c for c in claims.select_related("page")}
-    evidence = _evidence(ids)
+    # The index may lag a transition by one fold; the database has the last word. The
+    # claims and their evidence come in one query: a row per claim and episode it cites.
+    rows = (
+        Claim.objects.filter(
+            project=project, pk__in=[pk for pk, _ in found], status=Claim.Status.APPROVED
+        )
+        .values(*CLAIM_FIELDS, "evidence__id", "evidence__locator")
+        .order_by("id", "evidence__id")
+    )
+    claims: dict[int, dict[str, Any]] = {}
+    evidence: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        episode_id, locator = row.pop("evidence__id"), row.pop("evidence__locator")
+        claims.setdefault(row["id"], row)
+        if episode_id is not None:
+            evidence[row["id"]].append(_locator(episode_id, locator))
     out = []
     for pk, score in found:
         claim = claims.get(pk)
         if claim is None or not caller.may_read(Labels.of(claim)):
             continue
-        out.append(_claim_hit(claim, score, evidence.get(claim.pk, [])))
+        out.append(_claim_hit(claim, score, evidence[pk]))
     return out
 
 
@@ -424,48 +460,48 @@ def _claims_on(project, using: Backend, query, idf, caller, as_of, pool) -> list
     current claims, so these are read from the database and scored on the spot."""
     claims = [
         c
-        for c in Claim.objects.approved_on(project, as_of).select_related("page").order_by("id")
+        for c in Claim.objects.approved_on(project, as_of).values(*CLAIM_FIELDS).order_by("id")
         if caller.may_read(Labels.of(c))
     ]
-    scores = using.score_texts(query, [c.text for c in claims], idf)
+    scores = using.score_texts(query, [c["text"] for c in claims], idf)
     best = sorted(
         ((s, c) for s, c in zip(scores, claims, strict=True) if s > 0), key=lambda x: -x[0]
     )[:pool]
-    evidence = _evidence([c.pk for _, c in best])
+    links = Claim.evidence.through.objects.filter(claim__in=[c["id"] for _, c in best])
+    evidence: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for claim_id, episode_id, locator in links.order_by("episode_id").values_list(
+        "claim_id", "episode_id", "episode__locator"
+    ):
+        evidence[claim_id].append(_locator(episode_id, locator))
     out = []
     for score, claim in best:
-        hit = _claim_hit(claim, score, evidence.get(claim.pk, []))
-        hit.status = claim.status
+        hit = _claim_hit(claim, score, evidence[claim["id"]])
+        hit.status = claim["status"]
         out.append(hit)
     return out
 
 
-def _evidence(claim_ids: list[int]) -> dict[int, list[Episode]]:
-    links = Claim.evidence.through.objects.filter(claim__in=claim_ids).select_related("episode")
-    out: dict[int, list[Episode]] = defaultdict(list)
-    for link in links.order_by("episode_id"):
-        out[link.claim_id].append(link.episode)
-    return out
-
-
-def _locator(episode: Episode) -> dict[str, Any]:
-    return {"episode_id": episode.pk, **(episode.locator or {})}
+def _locator(episode_id: int, locator: dict[str, Any] | None) -> dict[str, Any]:
+    return {"episode_id": episode_id, **(locator or {})}
 
 
 def _sections(project, using: Backend, query, caller, limit, idf) -> list[Hit]:
     found = using.search(project.pk, PAGE, query, sensitive=caller.sensitive, limit=limit, idf=idf)
+    if not found:
+        return []
     pages = {
-        p.pk: p
-        for p in Page.objects.filter(
-            project=project, pk__in={int(k.split(":")[1]) for k, _ in found}
-        ).select_related("current_revision")
+        pk: (key, markdown, revision)
+        for pk, key, markdown, revision in Page.objects.filter(
+            project=project,
+            pk__in={int(k.split(":")[1]) for k, _ in found},
+            current_revision__isnull=False,
+        ).values_list("id", "key", "current_revision__markdown", "current_revision__number")
     }
     wanted: dict[str, str] = {}
     for key, _ in found:
         page_id, n = (int(x) for x in key.split(":")[1:])
-        page = pages.get(page_id)
-        if page is not None and page.current_revision is not None:
-            sections = split_sections(page.current_revision.markdown)
+        if page_id in pages:
+            sections = split_sections(pages[page_id][1])
             if n <= len(sections):
                 wanted[key] = sections[n - 1]
     labels = claim_labels(
@@ -477,7 +513,7 @@ def _sections(project, using: Backend, query, caller, limit, idf) -> list[Hit]:
     for key, score in found:
         if key not in wanted:
             continue
-        page = pages[int(key.split(":")[1])]
+        page_key, _, revision = pages[int(key.split(":")[1])]
         text = wanted[key]
         section_labels = labels_of_section(text, labels)
         if not caller.may_read(section_labels):
@@ -491,9 +527,9 @@ def _sections(project, using: Backend, query, caller, limit, idf) -> list[Hit]:
                     score=score,
                     trust_label=Episode.Trust.APPROVED,
                     security_class=section_labels.security_class,
-                    page_target=page.key,
+                    page_target=page_key,
                     claim_ids=sorted(claim_ids_in(text)),
-                    locators=[{"page": page.key, "revision": page.current_revision.number}],
+                    locators=[{"page": page_key, "revision": revision}],
                 ),
                 score,
             )
@@ -501,15 +537,59 @@ def _sections(project, using: Backend, query, caller, limit, idf) -> list[Hit]:
     return out
 
 
-def _conflicts(using: Backend, query, idf, caller, disputes, limit: int) -> list[Hit]:
+def _disputes(project, using: Backend, query, idf, caller, claims, as_of, pool):
+    """The open conflicts a retrieval reads, with their scores when the database ranked
+    them (None: `_conflicts` scores them).
+
+    A dreamed project has hundreds open, and most share a word with any question. Whoosh
+    weighs a text's length against the average of every conflict the caller may read, so
+    it reads them all. PostgreSQL scores each text on its own: it ranks the conflicts
+    holding a query word where they are, and only the best are read (then the next best,
+    while some of those are withheld from the caller), with those the claims found are a
+    side of, for their mark.
+    """
+    if using.name != "postgresql":
+        return dispute_source.unresolved(project.pk, as_of), None
+    rows = dispute_source.vectors(project.pk, as_of, sorted(idf)) if idf else None
+    ranked = using.rank_rows(query, rows, idf) if rows else []
+    scores, order = dict(ranked), [pk for pk, _ in ranked]
+    if not (order or claims):
+        return [], scores
+    found = dispute_source.unresolved(
+        project.pk, as_of, ids=order[:pool], claims=[h.id for h in claims]
+    )
+    start = pool
+    while (
+        start < len(order)
+        and sum(d.conflict_id in scores and _readable(caller, d) for d in found) < pool
+    ):
+        seen = {d.conflict_id for d in found}
+        more = [pk for pk in order[start : start + pool] if pk not in seen]
+        found += dispute_source.unresolved(project.pk, as_of, ids=more) if more else []
+        start += pool
+    return found, scores
+
+
+def _readable(caller: Caller, dispute) -> bool:
+    return all(caller.may_read(s.labels) for s in dispute.sides)
+
+
+def _conflicts(using: Backend, query, idf, caller, disputes, limit: int, scores=None) -> list[Hit]:
     """The `limit` best open conflicts whose every side the caller may read, scored on
-    their sides' words. Only those are loaded with their evidence: a dreamed project
-    has hundreds open, and most share a word with any question."""
-    readable = [d for d in disputes if all(caller.may_read(s.labels) for s in d.sides)]
-    scores = using.score_texts(query, [" ".join(s.text for s in d.sides) for d in readable], idf)
-    matched = [(d, score) for d, score in zip(readable, scores, strict=True) if score > 0]
-    matched = sorted(matched, key=lambda m: -m[1])[:limit]
-    episodes = Episode.objects.in_bulk([i for d, _ in matched for i in d.evidence_ids])
+    their sides' words (or by `scores`, {conflict id: score}, when the database ranked
+    them). Only those are loaded with their evidence."""
+    readable = [d for d in disputes if _readable(caller, d)]
+    if scores is None:
+        found = using.score_texts(query, [d.words for d in readable], idf)
+    else:
+        found = [scores.get(d.conflict_id, 0.0) for d in readable]
+    matched = [(d, score) for d, score in zip(readable, found, strict=True) if score > 0]
+    matched = sorted(matched, key=lambda m: (-m[1], m[0].conflict_id))[:limit]
+    episodes = dict(
+        Episode.objects.filter(pk__in=[i for d, _ in matched for i in d.evidence_ids]).values_list(
+            "id", "locator"
+        )
+    )
     return [
         _boosted(
             Hit(
@@ -521,7 +601,7 @@ def _conflicts(using: Backend, query, idf, caller, disputes, limit: int) -> list
                 security_class=Labels.strictest(s.labels for s in d.sides).security_class,
                 claim_ids=d.claim_ids,
                 evidence_ids=d.evidence_ids,
-                locators=[_locator(episodes[i]) for i in d.evidence_ids if i in episodes],
+                locators=[_locator(i, episodes[i]) for i in d.evidence_ids if i in episodes],
                 status=d.status,
             ),
             score,
@@ -542,12 +622,14 @@ def _mark_disputed(claims: list[Hit], disputes) -> None:
 
 def _episodes(project, found, caller, query: str, as_of: datetime | None) -> list[Hit]:
     found = [(int(key.split(":", 1)[1]), score) for key, score in found]
+    if not found:
+        return []
     rows = Episode.objects.filter(
         project=project, pk__in=[pk for pk, _ in found], status=Episode.Status.ACTIVE
     )
     if as_of is not None:
         rows = rows.filter(recorded_at__lte=as_of)
-    episodes = {e.pk: e for e in rows}
+    episodes = {e["id"]: e for e in rows.order_by().values(*EPISODE_FIELDS)}
     out = []
     for pk, score in found:
         e = episodes.get(pk)
@@ -556,15 +638,15 @@ def _episodes(project, found, caller, query: str, as_of: datetime | None) -> lis
         out.append(
             Hit(
                 kind=EPISODE,
-                id=e.pk,
-                text=e.content,
+                id=pk,
+                text=e["content"],
                 score=score,
-                trust_label=e.trust,
-                security_class=e.security_class,
-                occurred_at=e.occurred_at,
-                actor=e.actor,
-                evidence_ids=[e.pk],
-                locators=[_locator(e)],
+                trust_label=e["trust"],
+                security_class=e["security_class"],
+                occurred_at=e["occurred_at"],
+                actor=e["actor"],
+                evidence_ids=[pk],
+                locators=[_locator(pk, e["locator"])],
             )
         )
     return [_boosted(h, h.score) for h in _rerank(out, query)]
