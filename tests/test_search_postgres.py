@@ -176,10 +176,13 @@ def test_open_conflicts_are_ranked_in_the_database_and_only_the_best_are_read(
         reviewer=alice,
     )
     Claim.objects.filter(pk=restricted.pk).update(security_class="restricted")
-    # Three, one, two and one mentions of the words; the second best has a restricted side.
+    # Three, one, two and one of the query's words, in sides of one length; the second
+    # best has a restricted side.
     three, _, two, _ = (
-        open_conflict(project, f"c{i}", " ".join(["stern winch brake"] * n), "It was not.")
-        for i, n in enumerate((3, 1, 2, 1))
+        open_conflict(project, f"c{i}", text, "It was not.")
+        for i, text in enumerate(
+            ("stern winch brake", "stern deck gear", "stern winch gear", "stern deck gear")
+        )
     )
     withheld = open_conflict(
         project, "w", restricted.text, "The stern winch brake is original.", claim=restricted
