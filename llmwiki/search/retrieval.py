@@ -24,17 +24,22 @@ from datetime import time as dt_time
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import OuterRef, Subquery
 
 from llmwiki.access import HELD_STATUSES, Labels, is_sensitive, role_in
 from llmwiki.models import ROLE_RANK, Claim, Episode, Page, Project, RecallTrace, Role
 from llmwiki.search import disputes as dispute_source
+from llmwiki.search import rerank
 from llmwiki.search.backends import WORDS, Backend, backend
 from llmwiki.search.documents import (
     CLAIM,
+    CONTEXT_CHARS,
     EPISODE,
     PAGE,
+    _live_episodes,
     claim_ids_in,
     claim_labels,
+    episode_line,
     labels_of_section,
     split_sections,
 )
@@ -67,6 +72,9 @@ STAND_IN = 1 / BOOST[CLAIM] ** 2
 POOL = 3
 # How much an episode gains when the query names its speaker (see `_rerank`).
 SPEAKER_BOOST = 0.5
+# How much an episode gains when the query names a date it falls on (see `_rerank`): as
+# much as a named speaker.
+DATE_BOOST = SPEAKER_BOOST
 # What an episode that only asks keeps of its score: behind a statement matching as well,
 # ahead of one matching a fifth less (see `_rerank`).
 QUESTION_WEIGHT = 0.8
@@ -286,7 +294,7 @@ def retrieve(
         limit=pool if as_of is None else 3 * pool,
         idf=idf,
     )
-    episodes = _episodes(project, found, caller, query, as_of)
+    episodes = _episodes(project, found, caller, query, as_of, idf)
     conflicts = _conflicts(using, query, idf, caller, open_conflicts, pool)
     _mark_disputed(claims, open_conflicts)
     hits = _one_list(claims, sections, conflicts, episodes, limit)
@@ -508,15 +516,22 @@ def _mark_disputed(claims: list[Hit], disputes) -> None:
         hit.disputed = sorted(sides.get(hit.id, []))
 
 
-def _episodes(project, found, caller, query: str, as_of: datetime | None) -> list[Hit]:
+def _episodes(project, found, caller, query: str, as_of: datetime | None, idf) -> list[Hit]:
     found = [(int(key.split(":", 1)[1]), score) for key, score in found]
     rows = Episode.objects.filter(
         project=project, pk__in=[pk for pk, _ in found], status=Episode.Status.ACTIVE
     )
     if as_of is not None:
         rows = rows.filter(recorded_at__lte=as_of)
-    episodes = {e.pk: e for e in rows}
-    out = []
+    # The turn before each, as the index holds it for context (see documents.episode_docs).
+    before = (
+        _live_episodes(project.pk)
+        .filter(source=OuterRef("source"), id__lt=OuterRef("pk"))
+        .order_by("-id")
+        .values("content")[:1]
+    )
+    episodes = {e.pk: e for e in rows.annotate(before=Subquery(before))}
+    out, contexts = [], []
     for pk, score in found:
         e = episodes.get(pk)
         if e is None or not caller.may_read(Labels.of(e)):
@@ -535,23 +550,50 @@ def _episodes(project, found, caller, query: str, as_of: datetime | None) -> lis
                 locators=[_locator(e)],
             )
         )
+        contexts.append((e.before or "")[:CONTEXT_CHARS] if e.source_id else "")
+    _rescore(out, contexts, query, idf)
     return [_boosted(h, h.score) for h in _rerank(out, query)]
 
 
+def _rescore(hits: list[Hit], contexts: list[str], query: str, idf) -> None:
+    """Order the candidates by BM25F whichever backend found them (see `rerank`), on the
+    backend's scale: the best keeps the best score the backend gave, so an episode still
+    compares with claims and sections scored by the backend."""
+    if not hits:
+        return
+    top = max(h.score for h in hits)
+    docs = [
+        (episode_line(h.actor, h.occurred_at, h.text), context)
+        for h, context in zip(hits, contexts, strict=True)
+    ]
+    scores = rerank.bm25f_scores(docs, query, idf)
+    best = max(scores)
+    if best <= 0:
+        return  # no query word reached by the analyzer: keep the backend's order
+    for h, score in zip(hits, scores, strict=True):
+        h.score = top * score / best
+
+
 def _rerank(hits: list[Hit], query: str) -> list[Hit]:
-    """Lift what the person a query names said or did, set back an episode that only asks.
+    """Lift what the person a query names said or did, and what was said on a date it
+    names; set back an episode that only asks.
 
     "What did Caroline research?" asks about Caroline's turns; BM25 alone weighs her name
     like any common word. Tuned on the LoCoMo dev split (evidence hit@5 0.629 → 0.665).
+    A date counts as a name does: "What did Nate do for Joanna on 25 May, 2022?" asks
+    about that day's turns (see `rerank.DateSpan`).
     An episode ending in a question repeats a question's words without holding its answer
     ("What did you research?"); it stays in the list, behind a statement that matches
     about as well (on LoCoMo dev: hit@5 0.732 → 0.747, multi-hop all@5 0.126 → 0.135).
     """
     words = set(WORDS.findall(query.lower()))
+    span = rerank.DateSpan(query)
     for h in hits:
         name = WORDS.findall(h.actor.split(":", 1)[-1].lower())
         if any(part in words for part in name if len(part) > 2):
             h.score *= 1 + SPEAKER_BOOST
+        if span and span.holds(h.occurred_at):
+            h.score *= 1 + DATE_BOOST
         if h.text.rstrip().endswith("?"):
             h.score *= QUESTION_WEIGHT
     hits.sort(key=lambda h: -h.score)
