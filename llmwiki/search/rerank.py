@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from datetime import date, datetime
 
 from llmwiki.search import bm25f
-from llmwiki.search.backends import _ANALYZER, FIELDS
+from llmwiki.search.backends import _ANALYZER, FIELDS, WORDS
 
 MONTHS = {m.lower(): i for i, m in enumerate(calendar.month_name) if m}
 _MONTH = "|".join(MONTHS)
@@ -114,3 +114,33 @@ def _date(year: str, month: int, day: str) -> date | None:
         return date(int(year), month, int(day))
     except ValueError:
         return None  # "31 June": not a day; the query's words still match
+
+
+def asked_about(query: str, actors: set[str]) -> set[str]:
+    """The actors a query asks about: of those it names, the one named first, with any
+    joined to it by "and" ("Do Jon and Gina both dance?").
+
+    A speaker named later is usually whom the first one dealt with: "What did Nate do
+    for Joanna?" asks about Nate's turns, not Joanna's. A name counts through any of its
+    parts longer than two letters ("user:Maya Lin" is named by "Maya" or "Lin").
+    """
+    tokens = WORDS.findall(query.lower())
+    first: dict[str, int] = {}
+    for actor in actors:
+        parts = {p for p in WORDS.findall(actor.split(":", 1)[-1].lower()) if len(p) > 2}
+        at = [i for i, token in enumerate(tokens) if token in parts]
+        if at:
+            first[actor] = at[0]
+    if not first:
+        return set()
+    named = sorted(first.items(), key=lambda item: item[1])
+    lead, end = {named[0][0]}, named[0][1]
+    for actor, at in named[1:]:
+        if at == end:  # another actor sharing the name part
+            lead.add(actor)
+        elif tokens[end + 1 : at] in ([], ["and"]):
+            lead.add(actor)
+            end = at
+        else:
+            break
+    return lead

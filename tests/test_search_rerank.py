@@ -1,0 +1,70 @@
+"""Episode ranking that no longer depends on the backend: candidates ranked again by
+BM25F, then lifted by the date and the person a query names. Runs on whichever backend
+the database calls for (Whoosh on SQLite, PostgreSQL under `make test`'s scale-out half)."""
+
+from __future__ import annotations
+
+from llmwiki.search import retrieve
+from tests.test_search import OPERATOR, ingest_transcript
+
+
+def turn(n: int, role: str, content: str, when: str) -> dict:
+    return {"id": f"D{n}", "role": role, "content": content, "timestamp": when}
+
+
+def filler(start: int) -> list[dict]:
+    return [
+        turn(start + n, "Tom", f"Chatting about the weather again, day {n}.", "2023-03-01T09:00:00")
+        for n in range(12)
+    ]
+
+
+def texts(project, query: str) -> list[str]:
+    return [h.text for h in retrieve(project, query, caller=OPERATOR, record=False).hits]
+
+
+def test_a_short_turn_holding_the_words_outranks_a_long_one_saying_them_once(project):
+    # PostgreSQL's ts_rank knows no document length: without BM25F over the candidates
+    # the long turn led there, while Whoosh put the short one first.
+    long = (
+        "Busy week: the kids, the garden, the new shed, painting the fence, a dinner with "
+        "the neighbours, groceries, the car wash, the dentist and the ferry timetable."
+    )
+    ingest_transcript(
+        project,
+        [
+            turn(1, "Maya", long, "2023-05-01T09:00:00"),
+            *filler(2),
+            turn(20, "Maya", "The ferry timetable changed.", "2023-05-02T09:00:00"),
+        ],
+    )
+    assert texts(project, "ferry timetable")[0] == "The ferry timetable changed."
+
+
+def test_a_date_the_query_names_lifts_the_turn_said_that_day(project):
+    ingest_transcript(
+        project,
+        [
+            turn(1, "Mel", "We went camping by the lake.", "2023-06-27T10:00:00"),
+            turn(2, "Mel", "We went camping by the sea.", "2023-07-17T10:00:00"),
+            *filler(3),
+        ],
+    )
+    assert texts(project, "Where did Mel go camping in July?")[0] == "We went camping by the sea."
+    assert texts(project, "Where did Mel go camping in June?")[0] == "We went camping by the lake."
+
+
+def test_the_person_a_question_asks_about_leads_not_the_one_named_after(project):
+    # Both turns hold both names and "baked"; only who said it differs.
+    ingest_transcript(
+        project,
+        [
+            turn(1, "Joanna", "Nate, I loved the cake you baked.", "2023-05-25T15:00:00"),
+            turn(2, "Nate", "Joanna, I baked a cake for you.", "2023-05-25T15:00:01"),
+            *filler(3),
+        ],
+    )
+    assert texts(project, "What did Nate bake for Joanna?")[0] == "Joanna, I baked a cake for you."
+    assert (
+        texts(project, "What did Joanna say Nate baked?")[0] == "Nate, I loved the cake you baked."
+    )
