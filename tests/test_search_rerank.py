@@ -68,3 +68,23 @@ def test_the_person_a_question_asks_about_leads_not_the_one_named_after(project)
     assert (
         texts(project, "What did Joanna say Nate baked?")[0] == "Nate, I loved the cake you baked."
     )
+
+
+def test_the_turn_opening_a_session_wins_a_near_tie(project):
+    # Two turns matching alike; the later one opens a session, a day after the last turn.
+    ingest_transcript(
+        project,
+        [
+            *filler(1),
+            turn(20, "Maria", "I joined a yoga class.", "2023-03-01T09:00:30"),
+            turn(21, "John", "Bye for now.", "2023-03-01T09:00:31"),
+            turn(30, "Maria", "I joined a yoga class!", "2023-04-07T10:00:00"),
+            *[
+                turn(31 + n, "John", f"Nice, tell me more about it {n}.", "2023-04-07T10:00:01")
+                for n in range(3)
+            ],
+        ],
+    )
+    hits = retrieve(project, "yoga class", caller=OPERATOR, record=False).hits
+    assert hits[0].occurred_at.month == 4
+    assert hits[1].occurred_at.month == 3

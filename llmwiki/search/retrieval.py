@@ -18,8 +18,9 @@ from __future__ import annotations
 import math
 import time
 from collections import defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from datetime import time as dt_time
 from typing import Any
 
@@ -80,6 +81,10 @@ SPEAKER_BOOST = 0.5
 # How much an episode gains when the query names a date it falls on (see `_rerank`): as
 # much as a named speaker.
 DATE_BOOST = SPEAKER_BOOST
+# An episode whose source fell silent this long before it opens a session; opening one
+# lifts it as much as reviewed material is lifted: it wins a near tie (see `_rerank`).
+SESSION_GAP = timedelta(hours=1)
+OPENER_BOOST = BOOST[CLAIM]
 # What an episode that only asks keeps of its score: behind a statement matching as well,
 # ahead of one matching a fifth less (see `_rerank`).
 QUESTION_WEIGHT = 0.8
@@ -528,15 +533,19 @@ def _episodes(project, found, caller, query: str, as_of: datetime | None, idf) -
     )
     if as_of is not None:
         rows = rows.filter(recorded_at__lte=as_of)
-    # The turn before each, as the index holds it for context (see documents.episode_docs).
+    # The turn before each in its source: the index's context for it (see
+    # documents.episode_docs), and whether it opens a session.
     before = (
         _live_episodes(project.pk)
         .filter(source=OuterRef("source"), id__lt=OuterRef("pk"))
         .order_by("-id")
-        .values("content")[:1]
+        .values("id")[:1]
     )
-    episodes = {e.pk: e for e in rows.annotate(before=Subquery(before))}
-    out, contexts = [], []
+    episodes = {e.pk: e for e in rows.annotate(before_id=Subquery(before))}
+    previous = Episode.objects.only("content", "occurred_at").in_bulk(
+        [e.before_id for e in episodes.values() if e.before_id]
+    )
+    out, contexts, openers = [], [], set()
     for pk, score in found:
         e = episodes.get(pk)
         if e is None or not caller.may_read(Labels.of(e)):
@@ -555,9 +564,12 @@ def _episodes(project, found, caller, query: str, as_of: datetime | None, idf) -
                 locators=[_locator(e)],
             )
         )
-        contexts.append((e.before or "")[:CONTEXT_CHARS] if e.source_id else "")
+        prior = previous.get(e.before_id)
+        contexts.append(prior.content[:CONTEXT_CHARS] if prior else "")
+        if e.source_id and (prior is None or e.occurred_at - prior.occurred_at >= SESSION_GAP):
+            openers.add(e.pk)
     _rescore(out, contexts, query, idf)
-    return [_boosted(h, h.score) for h in _rerank(out, query)]
+    return [_boosted(h, h.score) for h in _rerank(out, query, openers)]
 
 
 def _rescore(hits: list[Hit], contexts: list[str], query: str, idf) -> None:
@@ -579,9 +591,9 @@ def _rescore(hits: list[Hit], contexts: list[str], query: str, idf) -> None:
         h.score = top * score / best
 
 
-def _rerank(hits: list[Hit], query: str) -> list[Hit]:
-    """Lift what the person a query names said or did, and what was said on a date it
-    names; set back an episode that only asks.
+def _rerank(hits: list[Hit], query: str, openers: Collection[int] = ()) -> list[Hit]:
+    """Lift what the person a query names said or did, what was said on a date it names
+    and an episode opening a session (among `openers`); set back an episode that only asks.
 
     "What did Caroline research?" asks about Caroline's turns; BM25 alone weighs her name
     like any common word. Tuned on the LoCoMo dev split (evidence hit@5 0.629 → 0.665).
@@ -589,6 +601,9 @@ def _rerank(hits: list[Hit], query: str) -> list[Hit]:
     `rerank.asked_about`).
     A date counts as a name does: "What did Nate do for Joanna on 25 May, 2022?" asks
     about that day's turns (see `rerank.DateSpan`).
+    The first turn after a silence tells what happened since ("Hey Maria, last weekend I
+    started a yoga class"); it wins a near tie (on LoCoMo dev, where such turns hold
+    evidence three times as often as others: hit@5 0.753 -> 0.766).
     An episode ending in a question repeats a question's words without holding its answer
     ("What did you research?"); it stays in the list, behind a statement that matches
     about as well (on LoCoMo dev: hit@5 0.732 → 0.747, multi-hop all@5 0.126 → 0.135).
@@ -600,6 +615,8 @@ def _rerank(hits: list[Hit], query: str) -> list[Hit]:
             h.score *= 1 + SPEAKER_BOOST
         if span and span.holds(h.occurred_at):
             h.score *= 1 + DATE_BOOST
+        if h.id in openers:
+            h.score *= OPENER_BOOST
         if h.text.rstrip().endswith("?"):
             h.score *= QUESTION_WEIGHT
     hits.sort(key=lambda h: -h.score)
