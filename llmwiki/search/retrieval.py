@@ -81,8 +81,9 @@ SPEAKER_BOOST = 0.5
 # How much an episode gains when the query names a date it falls on (see `_rerank`): as
 # much as a named speaker.
 DATE_BOOST = SPEAKER_BOOST
-# An episode whose source fell silent this long before it opens a session; opening one
+# An episode whose source fell silent this long before it resumes a session; resuming one
 # lifts it as much as reviewed material is lifted: it wins a near tie (see `_rerank`).
+# A source's first episode is not lifted: a note's first line is no news beside its rest.
 SESSION_GAP = timedelta(hours=1)
 OPENER_BOOST = BOOST[CLAIM]
 # What an episode that only asks keeps of its score: behind a statement matching as well,
@@ -566,7 +567,7 @@ def _episodes(project, found, caller, query: str, as_of: datetime | None, idf) -
         )
         prior = previous.get(e.before_id)
         contexts.append(prior.content[:CONTEXT_CHARS] if prior else "")
-        if e.source_id and (prior is None or e.occurred_at - prior.occurred_at >= SESSION_GAP):
+        if prior and e.occurred_at - prior.occurred_at >= SESSION_GAP:
             openers.add(e.pk)
     _rescore(out, contexts, query, idf)
     return [_boosted(h, h.score) for h in _rerank(out, query, openers)]
@@ -593,7 +594,7 @@ def _rescore(hits: list[Hit], contexts: list[str], query: str, idf) -> None:
 
 def _rerank(hits: list[Hit], query: str, openers: Collection[int] = ()) -> list[Hit]:
     """Lift what the person a query names said or did, what was said on a date it names
-    and an episode opening a session (among `openers`); set back an episode that only asks.
+    and an episode resuming a session (among `openers`); set back an episode that only asks.
 
     "What did Caroline research?" asks about Caroline's turns; BM25 alone weighs her name
     like any common word. Tuned on the LoCoMo dev split (evidence hit@5 0.629 → 0.665).
