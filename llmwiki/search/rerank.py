@@ -1,26 +1,19 @@
-"""The episode candidates, ranked again the same way whichever backend found them.
+"""What a query says beyond its words, for ranking episodes: the dates it names and the
+people it asks about.
 
-The backends find candidates by different formulas: Whoosh by BM25F, PostgreSQL by
-ts_rank, which knows no document length, so a long turn that says every word once
-outranks the short one that answers. On the LoCoMo dev split that cost PostgreSQL
-evidence hit@5 0.706 against Whoosh's 0.739. Here every candidate is scored again by
-BM25F over its own words and its context (the turn before, as indexed), with the
-query's idf from the backend, so the order among candidates no longer depends on the
-backend. A query naming a date then lifts the episodes dated within it: "What did Nate
-do for Joanna on 25 May, 2022?" asks about that day's turns, and the dates in an
-episode's line are words BM25 cannot read as a span.
+"What did Nate do for Joanna on 25 May, 2022?" asks about Nate's turns of that day. The
+date in an episode's indexed line is words BM25 cannot read as a span, and both names
+are words like any other; `retrieval._rerank` lifts the episodes these pick out, the
+same way on every backend.
 """
 
 from __future__ import annotations
 
 import calendar
 import re
-from collections import Counter
-from collections.abc import Sequence
 from datetime import date, datetime
 
-from llmwiki.search import bm25f
-from llmwiki.search.backends import _ANALYZER, FIELDS, WORDS
+from llmwiki.search.backends import WORDS
 
 MONTHS = {m.lower(): i for i, m in enumerate(calendar.month_name) if m}
 _MONTH = "|".join(MONTHS)
@@ -34,39 +27,6 @@ _MONTH_YEAR = re.compile(rf"\b({_MONTH}),?\s+(\d{{4}})\b", re.I)
 _MONTH_ONLY = re.compile(rf"\b(?:in|during|of|since)\s+({_MONTH})\b", re.I)
 # "in 2023": that year.
 _YEAR = re.compile(r"\b(?:in|during|of|since)\s+((?:19|20)\d\d)\b", re.I)
-
-
-def words(text: str) -> list[str]:
-    """The text's terms as the index reads them (Snowball stems, stop words dropped)."""
-    return [t.text for t in _ANALYZER(text)]
-
-
-def bm25f_scores(docs: Sequence[tuple[str, str]], query: str, idf: dict[str, float]) -> list[float]:
-    """BM25F of each (text, context) pair for `query`, the fields weighed as the index
-    weighs them. Lengths are normalised by the candidates' own average: the index's
-    average is not known to every backend, and the order among the candidates is
-    what is asked."""
-    terms = sorted({t for t in words(query) if t in idf})
-    if not docs or not terms:
-        return [0.0] * len(docs)
-    fields = [[Counter(words(part)) for part in doc] for doc in docs]
-    lengths = [[sum(c.values()) for c in doc] for doc in fields]
-    averages = [sum(doc[i] for doc in lengths) / len(docs) or 1.0 for i in range(len(FIELDS))]
-    scores = []
-    for counts, sizes in zip(fields, lengths, strict=True):
-        norms = [
-            (1 - bm25f.B) + bm25f.B * size / avg for size, avg in zip(sizes, averages, strict=True)
-        ]
-        score = 0.0
-        for t in terms:
-            weighted = sum(
-                boost * c[t] / norm
-                for (_, boost), c, norm in zip(FIELDS, counts, norms, strict=True)
-            )
-            if weighted:
-                score += bm25f.saturated(idf[t], weighted)
-        scores.append(score)
-    return scores
 
 
 class DateSpan:

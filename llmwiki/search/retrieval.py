@@ -34,13 +34,11 @@ from llmwiki.search import rerank
 from llmwiki.search.backends import Backend, backend
 from llmwiki.search.documents import (
     CLAIM,
-    CONTEXT_CHARS,
     EPISODE,
     PAGE,
     _live_episodes,
     claim_ids_in,
     claim_labels,
-    episode_line,
     labels_of_section,
     split_sections,
 )
@@ -71,11 +69,6 @@ STAND_IN = 1 / BOOST[CLAIM] ** 2
 # Candidates read from each layer before the one list is cut to `limit`: enough that
 # evidence dropped under its claim, and sections folded into their claims, leave a full list.
 POOL = 3
-# Episodes are read twice as far down: the backend's order among them is not the final one
-# (BM25F, the speaker and the date set it; see `_rescore`), so an episode the backend
-# ranks lower may still enter the list. On the LoCoMo dev split, PostgreSQL's evidence
-# hit@5 went 0.746 -> 0.753 (its ts_rank knows no document length).
-EPISODE_POOL = 2 * POOL
 # How much an episode gains when the query names its speaker (see `_rerank`).
 SPEAKER_BOOST = 0.5
 # How much an episode gains when the query names a date it falls on (see `_rerank`): as
@@ -302,10 +295,10 @@ def retrieve(
         query,
         sensitive=caller.sensitive,
         # Episodes recorded after the date are dropped below, so read further down.
-        limit=EPISODE_POOL * limit if as_of is None else 3 * pool,
+        limit=pool if as_of is None else 3 * pool,
         idf=idf,
     )
-    episodes = _episodes(project, found, caller, query, as_of, idf)
+    episodes = _episodes(project, found, caller, query, as_of)
     conflicts = _conflicts(using, query, idf, caller, open_conflicts, pool)
     _mark_disputed(claims, open_conflicts)
     hits = _one_list(claims, sections, conflicts, episodes, limit)
@@ -527,26 +520,23 @@ def _mark_disputed(claims: list[Hit], disputes) -> None:
         hit.disputed = sorted(sides.get(hit.id, []))
 
 
-def _episodes(project, found, caller, query: str, as_of: datetime | None, idf) -> list[Hit]:
+def _episodes(project, found, caller, query: str, as_of: datetime | None) -> list[Hit]:
     found = [(int(key.split(":", 1)[1]), score) for key, score in found]
     rows = Episode.objects.filter(
         project=project, pk__in=[pk for pk, _ in found], status=Episode.Status.ACTIVE
     )
     if as_of is not None:
         rows = rows.filter(recorded_at__lte=as_of)
-    # The turn before each in its source: the index's context for it (see
-    # documents.episode_docs), and whether it opens a session.
+    # When the episode before each in its source was said: a long silence before one
+    # makes it a session's opener (see `_rerank`).
     before = (
         _live_episodes(project.pk)
         .filter(source=OuterRef("source"), id__lt=OuterRef("pk"))
         .order_by("-id")
-        .values("id")[:1]
+        .values("occurred_at")[:1]
     )
-    episodes = {e.pk: e for e in rows.annotate(before_id=Subquery(before))}
-    previous = Episode.objects.only("content", "occurred_at").in_bulk(
-        [e.before_id for e in episodes.values() if e.before_id]
-    )
-    out, contexts, openers = [], [], set()
+    episodes = {e.pk: e for e in rows.annotate(before_at=Subquery(before))}
+    out, openers = [], set()
     for pk, score in found:
         e = episodes.get(pk)
         if e is None or not caller.may_read(Labels.of(e)):
@@ -565,31 +555,9 @@ def _episodes(project, found, caller, query: str, as_of: datetime | None, idf) -
                 locators=[_locator(e)],
             )
         )
-        prior = previous.get(e.before_id)
-        contexts.append(prior.content[:CONTEXT_CHARS] if prior else "")
-        if prior and e.occurred_at - prior.occurred_at >= SESSION_GAP:
+        if e.before_at and e.occurred_at - e.before_at >= SESSION_GAP:
             openers.add(e.pk)
-    _rescore(out, contexts, query, idf)
     return [_boosted(h, h.score) for h in _rerank(out, query, openers)]
-
-
-def _rescore(hits: list[Hit], contexts: list[str], query: str, idf) -> None:
-    """Order the candidates by BM25F whichever backend found them (see `rerank`), on the
-    backend's scale: the best keeps the best score the backend gave, so an episode still
-    compares with claims and sections scored by the backend."""
-    if not hits:
-        return
-    top = max(h.score for h in hits)
-    docs = [
-        (episode_line(h.actor, h.occurred_at, h.text), context)
-        for h, context in zip(hits, contexts, strict=True)
-    ]
-    scores = rerank.bm25f_scores(docs, query, idf)
-    best = max(scores)
-    if best <= 0:
-        return  # no query word reached by the analyzer: keep the backend's order
-    for h, score in zip(hits, scores, strict=True):
-        h.score = top * score / best
 
 
 def _rerank(hits: list[Hit], query: str, openers: Collection[int] = ()) -> list[Hit]:

@@ -1,32 +1,11 @@
-"""The backend-independent parts of episode ranking: BM25F over candidates, the dates a
-query names and whom it asks about."""
+"""What a query says beyond its words, for ranking episodes: the dates it names and whom
+it asks about."""
 
 from __future__ import annotations
 
 from datetime import UTC, date, datetime
 
-from llmwiki.search.rerank import DateSpan, asked_about, bm25f_scores
-
-IDF = {"ferri": 2.0, "timet": 2.0}  # the analyzer's stems of "ferry", "timetable"
-
-
-def test_a_short_turn_saying_the_words_outranks_a_long_one_saying_them_among_many():
-    long = "the ferry timetable " + " ".join(f"filler{n}" for n in range(40))
-    scores = bm25f_scores([("ferry timetable changed", ""), (long, "")], "ferry timetable", IDF)
-    assert scores[0] > scores[1] > 0
-
-
-def test_the_context_counts_less_than_the_turns_own_words():
-    own, beside = bm25f_scores(
-        [("the ferry timetable", "weather talk"), ("weather talk", "the ferry timetable")],
-        "ferry timetable",
-        IDF,
-    )
-    assert own > beside > 0
-
-
-def test_words_the_idf_does_not_hold_score_nothing():
-    assert bm25f_scores([("ferry timetable", "")], "ferry timetable", {}) == [0.0]
+from llmwiki.search.rerank import DateSpan, asked_about
 
 
 def test_a_date_span_reads_days_months_and_years():
