@@ -3,13 +3,15 @@ first decisions, on every labelled development corpus.
 
 For each corpus (Orchard and Kestrel beside the repository, Harbor and Pollen from their
 generators) the engine sweeps the first half of the episodes in time order; a simulated
-reviewer decides the first 20 candidates the sweep shows, in queue order (proposed, then
-deferred), by the key: approve when the candidate's line is a claim line, reject when it
-is not (a candidate the key cannot locate is skipped, as a reviewer would leave it); then
-the second half is ingested and swept twice, without and with those decisions
+reviewer decides the first 20 candidates of that sweep in the order the review queue lists
+them (proposed and deferred together, flagged first, then in the sweep's order), by the key: approve
+when the candidate's line is a claim line, reject when it is not (a candidate the key
+cannot locate is skipped, as a reviewer would leave it). Then the second half, the new
+material alone, is swept twice, without and with those decisions
 (``run_sweep(decided=...)``), and the share of its candidates located on a claim line is
-compared. Engine in process (the product's importers, no database), so the
-numbers isolate the adjustment (``dreaming/engine/learn.py``).
+compared, beside how many of its claim candidates stay. Engine in process (the product's
+importers, no database), so the numbers isolate the adjustment
+(``dreaming/engine/learn.py``).
 
     python bench/learning.py [--no-record]
 """
@@ -28,7 +30,9 @@ from common import REPO_DIR, md_table, record, text_table
 
 sys.path.insert(0, str(REPO_DIR))
 
-from dreaming.engine import Decided, run_sweep
+from dreaming.engine import CandidateDraft, Decided, run_sweep
+from dreaming.engine.deep import draft_rank
+from dreaming.engine.learn import Where
 from dreaming.engine.worth_train import corpora, episodes
 
 FIRST = 20  # proposals the simulated reviewer decides
@@ -65,9 +69,20 @@ class Key:
         return None
 
 
-def precision(key: Key, texts: list[str]) -> tuple[float, int]:
+def precision(key: Key, texts: list[str]) -> tuple[float, int, int]:
+    """The share of located candidates on a claim line, how many were located, and how
+    many of those are on a claim line."""
     got = [c for c in map(key.claim, texts) if c is not None]
-    return (sum(got) / len(got) if got else 0.0), len(got)
+    return (sum(got) / len(got) if got else 0.0), len(got), sum(got)
+
+
+def queue_order(candidates: list[CandidateDraft]) -> list[CandidateDraft]:
+    """The open candidates as the review queue lists them (``reviews.views.queue``):
+    proposed and deferred together, flagged ones first, then in the sweep's order
+    (`draft_rank`), then by id (the order the sweep wrote them in). The engine has no
+    security class, so a restricted candidate counts as any flagged one."""
+    shown = [c for c in candidates if c.status in ("proposed", "deferred")]
+    return sorted(shown, key=lambda c: (-bool(c.flags), -draft_rank(c)))
 
 
 def one(name: str, root: Path, key_path: Path) -> list[object]:
@@ -76,13 +91,12 @@ def one(name: str, root: Path, key_path: Path) -> list[object]:
     eps.sort(key=lambda e: (e.occurred_at, e.id))
     half = len(eps) // 2
     first = run_sweep(eps[:half])
-    # the queue as a reviewer reads it: proposed, then deferred (blocked ones aside)
-    shown = [c for c in first.candidates if c.status in ("proposed", "deferred")]
     decided: list[Decided] = []
-    for c in shown:
+    for c in queue_order(first.candidates):
         verdict = key.claim(c.text)
         if verdict is not None:
-            decided.append(Decided(len(decided) + 1, c.text, verdict, c.signals["worth"]))
+            where = Where.from_signals(c.signals)
+            decided.append(Decided(len(decided) + 1, c.text, verdict, c.signals["worth"], where))
         if len(decided) == FIRST:
             break
     texts = {d.text for d in decided}
@@ -91,8 +105,8 @@ def one(name: str, root: Path, key_path: Path) -> list[object]:
         got = run_sweep(eps[half:], **kw).candidates
         return [c.text for c in got if c.status != "blocked" and c.text not in texts]
 
-    before, n_before = precision(key, queue())
-    after, n_after = precision(key, queue(decided=decided))
+    before, n_before, good_before = precision(key, queue())
+    after, n_after, good_after = precision(key, queue(decided=decided))
     approved = sum(d.approved for d in decided)
     return [
         name,
@@ -100,6 +114,7 @@ def one(name: str, root: Path, key_path: Path) -> list[object]:
         f"{before:.3f} ({n_before})",
         f"{after:.3f} ({n_after})",
         f"{after - before:+.3f}",
+        f"{good_after}/{good_before}",
     ]
 
 
@@ -107,7 +122,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--no-record", action="store_true", help="do not append to RESULTS.md")
     args = parser.parse_args()
-    head = ["corpus", "approved of first 20", "precision before", "after", "change"]
+    head = [
+        "corpus",
+        "approved of first 20",
+        "precision before",
+        "after",
+        "change",
+        "claims kept",
+    ]
     with tempfile.TemporaryDirectory(prefix="llmwiki-learning-") as tmp:
         rows = [one(n, c, k) for n, c, k in corpora(Path(tmp))]
     print(text_table(head, rows))
@@ -117,9 +139,10 @@ def main() -> int:
             [
                 *md_table(head, rows),
                 "",
-                "Second half of each corpus swept without and with the first 20 decisions; "
-                "precision = share of its candidates (blocked aside, decided texts aside, "
-                "number located in brackets) on a claim line.",
+                "Second half of each corpus swept without and with the first 20 decisions "
+                "(taken in the review queue's order); precision = share of its candidates "
+                "(blocked aside, decided texts aside, number located in brackets) on a claim "
+                "line; claims kept = claim candidates after / before.",
             ],
         )
     return 0

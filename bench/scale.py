@@ -215,25 +215,27 @@ def main(argv: list[str] | None = None) -> int:
     project = fresh_project("scale")
     workers = Workers()
     rows, notes = [], []
+
+    def step(row: list[str]) -> None:
+        # Each step as it ends: a run stopped midway still shows what it measured.
+        rows.append(row)
+        print(" | ".join(row), flush=True)
+
     try:
         start = time.perf_counter()
         created = ingest(project, args.episodes, "base", seed=1)
         took = time.perf_counter() - start
-        rows.append(
-            ["ingest", f"{created:,} episodes", f"{took:.1f}", f"{created / took:,.0f} ep/s"]
-        )
+        step(["ingest", f"{created:,} episodes", f"{took:.1f}", f"{created / took:,.0f} ep/s"])
 
         start = time.perf_counter()
         written = index_rebuild(project)
         took = time.perf_counter() - start
-        rows.append(
-            ["index rebuild", f"{written:,} docs", f"{took:.1f}", f"{written / took:,.0f} docs/s"]
-        )
+        step(["index rebuild", f"{written:,} docs", f"{took:.1f}", f"{written / took:,.0f} docs/s"])
 
         start = time.perf_counter()
         runs, largest, swept, note = sweep(project)
         took = time.perf_counter() - start
-        rows.append(
+        step(
             [
                 "backlog sweep (workers)",
                 f"{runs} run(s), {swept:,} episodes, ≤ {largest:,} a run",
@@ -252,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
         start = time.perf_counter()
         folded = index_fold(project)
         fold_s = time.perf_counter() - start
-        rows.append(
+        step(
             [
                 "nightly: ingest",
                 f"{fresh:,} episodes",
@@ -260,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{fresh / ingest_s:,.0f} ep/s",
             ]
         )
-        rows.append(
+        step(
             [
                 "nightly: sweep (workers)",
                 f"{runs} run(s), {largest:,} episodes",
@@ -268,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
                 "",
             ]
         )
-        rows.append(["nightly: index fold", f"{folded:,} docs", f"{fold_s:.1f}", ""])
+        step(["nightly: index fold", f"{folded:,} docs", f"{fold_s:.1f}", ""])
 
         caller = Caller.operator("bench")
         asked = queries(args.queries)
@@ -280,9 +282,7 @@ def main(argv: list[str] | None = None) -> int:
             retrieve(project, q, caller=caller, limit=10, record=False)
             samples.append(time.perf_counter() - t)
         p50, p95 = percentiles(samples)
-        rows.append(
-            ["retrieve()", f"{args.queries} queries", "", f"p50 {p50:.1f} ms, p95 {p95:.1f} ms"]
-        )
+        step(["retrieve()", f"{args.queries} queries", "", f"p50 {p50:.1f} ms, p95 {p95:.1f} ms"])
     finally:
         workers.stop()
     peaks = sorted(workers.peaks.values(), reverse=True)

@@ -157,6 +157,9 @@ class Candidate(models.Model):
     route_reason = models.CharField(max_length=300, blank=True)
     memory_type = models.CharField(max_length=24, choices=Episode.MemoryType.choices)
     score = models.FloatField(default=0.0)
+    # The sweep's order within its cap (support and how much the text reads as a claim):
+    # the queue lists candidates in it, so a reviewer meets them as the sweep ranked them.
+    rank = models.FloatField(default=0.0)
     signals = models.JSONField(default=dict, blank=True)
     lifecycle = models.CharField(max_length=10, choices=Lifecycle.choices, default=Lifecycle.ACTIVE)
     flags = models.JSONField(default=list, blank=True)
@@ -183,7 +186,10 @@ class Candidate(models.Model):
             # At-least-once task delivery and reruns must not duplicate proposals.
             models.UniqueConstraint(fields=["project", "dedupe_key"], name="one_candidate_per_key")
         ]
-        indexes = [models.Index(fields=["project", "status", "-score"])]
+        indexes = [
+            models.Index(fields=["project", "status", "-score"]),
+            models.Index(fields=["project", "status", "-rank"], name="dreaming_ca_rank_idx"),
+        ]
         ordering = ["-score", "id"]
 
     def __str__(self) -> str:

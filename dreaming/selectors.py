@@ -57,7 +57,28 @@ def why_panel(candidate: Candidate) -> dict:
         "signals": candidate.signal_rows(policy),
         "admission": candidate.admission(policy),
         "queued_by": candidate.queued_by,
+        "moved_by": moved_by(candidate),
         "evidence": candidate.evidence.select_related("episode__source").order_by(
             "episode__occurred_at", "episode_id"
         ),
     }
+
+
+def moved_by(candidate: Candidate) -> list[tuple[Candidate, str]]:
+    """The decided candidates its panel names as having moved it (engine ``learn``), each
+    with the reason its reviewer gave when rejecting it ("" for an approval)."""
+    got = candidate.signals
+    ids = [*got.get("reviewers.rejected", []), *got.get("reviewers.approved", [])]
+    if not ids:
+        return []
+    rows = (
+        Candidate.objects.filter(project=candidate.project_id, pk__in=ids)
+        .prefetch_related("reviews")
+        .order_by("pk")
+    )
+    return [
+        (c, next((r.note for r in c.reviews.all() if r.action == "reject"), ""))
+        if c.status == Candidate.Status.REJECTED
+        else (c, "")
+        for c in rows
+    ]

@@ -30,6 +30,7 @@ from dreaming.sweep_input import (  # noqa: F401 (the names tests and views use 
     _decided,
     _load_episodes,
     _recall_stats,
+    plan_bounded,
 )
 from dreaming.sweep_persist import _persist
 from dreaming.sweep_preview import _preview
@@ -190,21 +191,25 @@ def _compute(run: DreamRun) -> _Computed:
         .exclude(kind__in=Episode.BOOKKEEPING_KINDS)
     )
     if backfill:
-        candidates = dreamable.filter(
+        in_range = dreamable.filter(
             occurred_at__date__gte=backfill[0], occurred_at__date__lte=backfill[1]
         )
-    elif run.wizard_run_id is not None:
-        candidates = dreamable.filter(wizard_run_id=run.wizard_run_id)
+        rows = (
+            (pk, occurred.date(), n)
+            for pk, occurred, n in in_range.values_list("id", "occurred_at", Length("content"))
+            .order_by("id")
+            .iterator(chunk_size=5000)
+        )
+        batch = select.plan_batch(rows, policy, backfill=backfill)
     else:
-        candidates = dreamable.filter(id__gt=project.dream_watermark)
-    rows = (
-        (pk, occurred.date(), n)
-        for pk, occurred, n in candidates.values_list("id", "occurred_at", Length("content"))
-        .order_by("id")
-        .iterator(chunk_size=5000)
-    )
-    first_run = (project.dream_watermark == 0 or run.wizard_run_id is not None) and not backfill
-    batch = select.plan_batch(rows, policy, first_run=first_run, backfill=backfill)
+        wizard = run.wizard_run_id is not None
+        pending = (
+            dreamable.filter(wizard_run_id=run.wizard_run_id)
+            if wizard
+            else dreamable.filter(id__gt=project.dream_watermark)
+        )
+        first_run = project.dream_watermark == 0 or wizard
+        batch = plan_bounded(pending, policy, first_run=first_run)
     episodes, security = _load_episodes(project, batch.ids)
     _phase(run, "light", status="running", selected=len(episodes), note=batch.note)
     claims = [

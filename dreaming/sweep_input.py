@@ -4,14 +4,16 @@ and what the engine computed from them."""
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, timedelta
 
 from django.db.models import QuerySet
+from django.db.models.functions import Length
 from django.utils import timezone
 
 from dreaming.engine import select
-from dreaming.engine.learn import Decided
+from dreaming.engine.learn import Decided, Where
+from dreaming.engine.policy import Policy
 from dreaming.engine.types import Ep, RecallStats, SweepResult
 from dreaming.models import Candidate
 from llmwiki.importers import registry
@@ -36,6 +38,46 @@ class _Computed:
     batch: select.Batch
     bytes_read: int
     security: dict[int, str]  # episode id -> class, for the classes stricter than internal
+
+
+def plan_bounded(pending: QuerySet[Episode], policy: Policy, *, first_run: bool) -> select.Batch:
+    """The next batch of `pending` (episodes past the watermark, or a wizard run's), never
+    over the policy's cap, however large the backlog or any one day of it.
+
+    A backlog that fits in one batch is planned by the engine as before (a first run
+    newest day first). A larger one is read oldest first by id, a batch at a time, each
+    moving the watermark past what it took: a crash resumes where the last run settled,
+    nothing is left behind the watermark, and only the first cap's rows are ever loaded.
+    The batch ends at a day boundary when it holds one; a day larger than the cap is
+    split, the rest of it read by the next run.
+    """
+    head = pending.values_list("id", "occurred_at", Length("content")).order_by("id")
+    rows: list[select.Row] = []
+    nbytes = 0
+    for pk, occurred, size in head[: policy.max_episodes + 1]:
+        row = select.Row(pk, occurred.date(), size)
+        if rows and (len(rows) >= policy.max_episodes or nbytes + size > policy.max_bytes):
+            break
+        rows.append(row)
+        nbytes += size
+    else:
+        return select.plan_batch(rows, policy, first_run=first_run)
+    split = row.day  # the day the cap fell in
+    cut = len(rows)
+    while cut and rows[cut - 1].day == split:
+        cut -= 1
+    rows = rows[:cut] or rows
+    batch = select.plan_batch(rows, policy)  # every row fits: the engine takes them all
+    remaining = pending.filter(id__gt=batch.watermark_after).count()
+    note = (
+        f"backlog larger than the batch cap ({policy.max_episodes} episodes, "
+        f"{policy.max_bytes} bytes): took the oldest {len(batch.ids)} episodes over "
+        f"{len(batch.days)} day(s), {batch.nbytes} bytes; {remaining} remain for the next "
+        "runs"
+    )
+    if not cut:
+        note += f"; day {split} alone exceeds the cap and was split"
+    return replace(batch, note=note, remaining=remaining)
 
 
 def _load_episodes(project: Project, ids: tuple[int, ...]) -> tuple[dict[int, Ep], dict[int, str]]:
@@ -119,8 +161,8 @@ _DECIDED_LIMIT = 500  # the newest decisions are the project's taste; older ones
 
 def _decided(project: Project) -> list[Decided]:
     """The project's decided candidates as labels for the queue (engine ``learn``): the
-    newest approvals and rejections, with the wording the reviewer saw and the
-    claim-worthiness the shipped model gave it."""
+    newest approvals and rejections, with the wording the reviewer saw, the
+    claim-worthiness the shipped model gave it and where that wording was written."""
     rows = (
         Candidate.objects.filter(
             project=project, status__in=(Candidate.Status.APPROVED, Candidate.Status.REJECTED)
@@ -134,6 +176,7 @@ def _decided(project: Project) -> list[Decided]:
             text,
             status == Candidate.Status.APPROVED,
             float((signals or {}).get("worth.model", (signals or {}).get("worth", 0.5))),
+            Where.from_signals(signals or {}),
         )
         for pk, status, text, signals in rows
     ]

@@ -8,6 +8,7 @@ from typing import Any
 
 from django.utils import timezone
 
+from dreaming.engine.deep import draft_rank
 from dreaming.engine.restate import restating
 from dreaming.engine.types import CandidateDraft, SweepResult
 from dreaming.engine.types import ConflictSide as DraftSide
@@ -84,6 +85,7 @@ def _persist(run: DreamRun, computed: _Computed) -> dict[str, int]:
             route_reason=c.route_reason,
             memory_type=c.memory_type,
             score=c.score,
+            rank=draft_rank(c),
             signals=_with_reviewers(c),
             lifecycle=c.lifecycle,
             flags=list(c.flags),

@@ -38,6 +38,31 @@ PAGE_TITLES: dict[str, str] = {p.key: p.title for p in PAGES}
 # The pages a project is created with, in the order the page filter lists them.
 STANDARD_PAGES: tuple[str, ...] = tuple(p.key for p in PAGES if p.standard)
 
+# Words of a heading that say which page the text under it belongs on: a writer who puts a
+# sentence under "Glossary" or in a runbook has already said what kind of fact it is.
+# Lower case; a trailing "*" takes any ending ("polic*": policy, policies).
+SECTION_WORDS: dict[str, tuple[str, ...]] = {
+    "DECISION_LOG": ("decision*", "decided", "adrs?"),
+    "GOVERNANCE": (
+        "governance",
+        "polic*",
+        "rules",
+        "conventions",
+        "guidelines",
+        "standards",
+        "code of conduct",
+        "licensing",
+        "compliance",
+        "privacy",
+    ),
+    "RUNBOOKS": ("runbook*", "playbook*", "procedures?", "how[ -]to", "troubleshooting"),
+    "GLOSSARY": ("glossary", "terminology", "definitions", "vocabulary"),
+    "SYSTEM_OVERVIEW": ("architecture", "overview", "components", "layout", "tech stack"),
+}
+# Series of numbered records whose every line is a decision: a title such as
+# "ADR-0004: …" or "RFC 12 — …" names a record of what was decided and why.
+DECISION_RECORDS: tuple[str, ...] = ("adr", "rfc", "design", "decision", "dr", "pep", "kep")
+
 
 # --- Episode kinds --------------------------------------------------------------------------
 
@@ -126,3 +151,20 @@ def export_kind_registered(kind: ExportKind) -> Iterator[ExportKind]:
     finally:
         _EXPORT_KINDS.clear()
         _EXPORT_KINDS.update(before)
+
+
+# --- Change verbs ---------------------------------------------------------------------------
+# How software notes say a thing changed place, form, owner or presence. The sweep reads
+# them as typed slots (dreaming/engine/slots.py): "moved X into Y" sets X's location, "replaced
+# X with Y" its implementation, "removed X" its presence, "X delegates … to Y" who does the work.
+
+CHANGE_MOVE: frozenset[str] = frozenset(["moved", "moving", "migrated", "relocated", "extracted"])
+CHANGE_REPLACE: frozenset[str] = frozenset(["replaced", "swapped", "substituted"])
+CHANGE_REMOVE: frozenset[str] = frozenset(["removed", "dropped", "deleted", "uninstalled"])
+# A component passing its work on, and one doing the work itself.
+CHANGE_DELEGATE: frozenset[str] = frozenset(["delegates", "delegated", "offloads", "hands"])
+PERFORMS_ITSELF: frozenset[str] = frozenset(
+    ["centralizes", "centralises", "handles", "performs", "manages", "processes", "drives", "owns"]
+)
+# Prepositions naming where a moved thing went.
+CHANGE_DESTINATION: frozenset[str] = frozenset(["to", "into", "onto"])

@@ -8,7 +8,10 @@ import re
 from django.urls import reverse
 
 from dreaming import services
+from dreaming.engine.learn import Where
 from dreaming.models import Candidate
+from dreaming.sweep_input import _decided
+from llmwiki.models import SecurityClass
 from reviews import actions
 
 
@@ -27,7 +30,7 @@ def _decide_the_plan(project, bob, approve: bool) -> list[Candidate]:
     ingest(
         project,
         "notes/plan.md",
-        "# Plan\n\nAdd design documents for the tech tree and the sector map.\n\n"
+        "# Tech tree\n\nAdd design documents for the tech tree and the sector map.\n\n"
         "Create a CI job that runs the unit tests on every push.\n",
     )
     dream(project)
@@ -77,3 +80,63 @@ def test_the_panel_says_which_rejections_ranked_a_candidate_down(project):
     assert c.moved_by_reviewers == (
         "ranked down: reviewers rejected similar candidates #12, #31 (claim-worthiness 0.62 → 0.41)"
     )
+
+
+def test_a_decided_candidate_teaches_the_next_sweep_with_the_place_it_was_proposed_with(
+    bob, project
+):
+    decided = _decide_the_plan(project, bob, approve=False)
+    # One decided before candidates kept their place: it still votes, on its wording alone.
+    Candidate.objects.filter(pk=decided[1].pk).update(signals={"worth": 0.7})
+
+    labels = {d.candidate_id: d for d in _decided(project)}
+
+    first = Candidate.objects.get(pk=decided[0].pk)
+    assert labels[first.pk].where == Where.from_signals(first.signals)
+    assert labels[first.pk].where.place == first.signals["worth.place"]
+    assert labels[decided[1].pk].where is None
+    assert not labels[first.pk].approved
+    dream(project)  # a sweep with both kinds of decision runs
+
+
+def _moved_down_by(project, decided):
+    return Candidate.objects.create(
+        project=project,
+        text="Add unit tests for the spawner.",
+        dedupe_key="add unit tests for the spawner",
+        signals={
+            "worth": 0.41,
+            "worth.model": 0.62,
+            "worth.reviewers": -0.86,
+            "reviewers.rejected": [c.pk for c in decided],
+        },
+    )
+
+
+def _moved_by_list(client, user, project, moved) -> str:
+    client.force_login(user)
+    page = client.get(reverse("dreaming:explain", args=[project.slug, moved.pk]))
+    return re.search(r'data-testid="moved-by">(.*?)</ul>', page.content.decode(), re.S).group(1)
+
+
+def test_the_panel_lists_the_rejections_that_moved_it_with_their_reasons(client, bob, project):
+    decided = _decide_the_plan(project, bob, approve=False)
+
+    listed = _moved_by_list(client, bob, project, _moved_down_by(project, decided))
+
+    for c in decided:
+        assert f">#{c.pk}</a> rejected: {c.text}" in listed
+    assert listed.count("reason: a to-do") == 2
+
+
+def test_a_viewer_without_clearance_sees_neither_a_restricted_rejection_nor_its_reason(
+    client, bob, carol, project
+):
+    decided = _decide_the_plan(project, bob, approve=False)
+    Candidate.objects.filter(pk=decided[0].pk).update(security_class=SecurityClass.RESTRICTED)
+
+    listed = _moved_by_list(client, carol, project, _moved_down_by(project, decided))
+
+    assert decided[0].text not in listed and 'data-testid="withheld"' in listed
+    assert decided[1].text in listed
+    assert listed.count("reason: a to-do") == 1

@@ -25,8 +25,9 @@ from dreaming.engine.pipeline import run_sweep
 from dreaming.engine.worth_train import episodes
 
 REPO = Path(__file__).resolve().parent.parent
-# corpus -> (precision floor, recall floor); measured 0.78 / 0.94 and 0.78 / 1.0
-FLOORS = {"harbor": (0.74, 0.875), "pollen": (0.74, 0.9375)}
+# corpus -> (precision floor, recall floor); measured 0.80 / 1.0 and 0.84 / 1.0 (Pollen's
+# floor asks every fact: one is stated only across two sentences shown together)
+FLOORS = {"harbor": (0.76, 0.9375), "pollen": (0.8, 0.96)}
 
 
 def _norm(text: str) -> str:

@@ -135,7 +135,7 @@ def test_a_conflict_is_withheld_by_the_clearance_of_its_sides(db):
 
     assert seen(Caller("agent:x")) == []
     assert seen(Caller("agent:x", sensitive=True)) == [7]
-    assert seen(Caller.operator()) == [7, 8]
+    assert sorted(seen(Caller.operator())) == [7, 8]
     assert restricted.text.startswith("open question: The pilot boat keys are in locker nine.")
 
 
@@ -181,6 +181,25 @@ def test_a_claim_matching_much_worse_does_not_take_the_place_of_its_evidence(pro
     query = "linkspan ramp berth two Tuesday night crew"
     order = [(h.kind, h.id) for h in retrieve(project, query, caller=OPERATOR).hits]
     assert order[0] == ("episode", episodes[0].pk) and (CLAIM, claim.pk) in order
+
+
+def test_an_episode_holding_more_of_the_question_than_its_claim_stays_above_it(project, alice):
+    # The claim is the shorter wording and wins on the boost alone; the episode it rests
+    # on also holds "kept", the word the answer hangs on, so it answers more fully.
+    episodes = note(
+        project,
+        "retention.md",
+        "- scan records are kept 400 days; the nightly purge deletes them row by row.",
+    )
+    claim = claim_create(
+        page=overview(project),
+        text="The nightly purge deletes scan records row by row.",
+        evidence=[episodes[0].pk],
+        reviewer=alice,
+    )
+    query = "how long are scan records kept before the nightly purge deletes them"
+    order = [(h.kind, h.id) for h in retrieve(project, query, caller=OPERATOR).hits]
+    assert order[:2] == [("episode", episodes[0].pk), (CLAIM, claim.pk)]
 
 
 def test_open_conflicts_are_read_as_values_not_rows(project, alice, monkeypatch):

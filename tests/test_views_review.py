@@ -4,6 +4,7 @@ import pytest
 from django.urls import reverse
 
 from dreaming import services as dreaming
+from dreaming.engine.deep import draft_rank
 from dreaming.models import Candidate, CandidateEvidence
 from llmwiki.models import Claim
 from reviews import actions
@@ -61,6 +62,27 @@ def test_the_queue_lists_open_candidates_riskiest_first(client, bob, dreamed):
     first = response.context["page"].object_list[0]
     assert first.flags  # flagged material comes first
     assert b"Fact number 0" in response.content
+
+
+def test_the_queue_lists_candidates_in_the_sweeps_order_not_by_support_alone(
+    client, bob, dreamed
+):
+    Candidate.objects.filter(project=dreamed).delete()
+    many_candidates(dreamed, 2, start=1)  # unflagged, so risk does not decide
+    fragment, statement = Candidate.objects.filter(project=dreamed).order_by("id")
+    # Better supported, but reads as a fragment: the sweep ranked it second.
+    Candidate.objects.filter(pk=fragment.pk).update(score=0.6, rank=0.7)
+    Candidate.objects.filter(pk=statement.pk).update(score=0.4, rank=0.85)
+    client.force_login(bob)
+    listed = client.get(url("queue", dreamed)).context["page"].object_list
+    assert [c.pk for c in listed] == [statement.pk, fragment.pk]
+    by_score = client.get(url("queue", dreamed), {"sort": "score"}).context["page"].object_list
+    assert [c.pk for c in by_score] == [fragment.pk, statement.pk]
+
+
+def test_a_sweep_stores_its_order_as_the_candidates_rank(dreamed):
+    for c in Candidate.objects.filter(project=dreamed):
+        assert c.rank == pytest.approx(draft_rank(c))  # a candidate reads as its draft did
 
 
 def test_the_queue_and_the_candidate_page_render_candidate_markdown_safely(client, bob, dreamed):

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from .consolidate import REDACTION_MARK, Choice, choose, text_key
 from .facts import Clock, Fact, Inputs, Units, label
-from .learn import NONE, Adjustment, Reviewers
+from .learn import NONE, Adjustment, Reviewers, Where
 from .light import LightResult
 from .policy import Policy
 from .rem import Contest, RemResult
@@ -23,6 +23,7 @@ from .score import EvidenceView, recall_for, signals, weighted
 from .similar import terms_of
 from .types import TERMINAL_LIFECYCLES, CandidateDraft, Evidence
 from .wording import (
+    asks_the_listener,
     dated,
     display_text,
     not_a_claim,
@@ -83,6 +84,7 @@ class _Passing:
     worth: float  # P(claim line) of the chosen sentence, as the project's reviewers moved it
     shipped_worth: float  # ... by the shipped model alone
     moved: Adjustment  # how and by whom the reviewers moved it
+    where: Where  # where its wording was written, for the reviewers' next decisions
 
     @property
     def rank(self) -> float:
@@ -90,10 +92,11 @@ class _Passing:
 
 
 def _rank(worth: float, score: float) -> float:
-    """Order within the cap: how well the fact is supported, plus half how much its text
-    reads as a claim, so a clean note statement is not deferred behind a repeated chat
-    line while a fact restated in five wordings still leads."""
-    return score + worth / 2
+    """Order within the cap: how much the fact's text reads as a claim, plus half how well
+    it is supported. Support alone favours what a log copies forward day after day (the
+    same open to-dos, the same status lines); a reviewer's first page should be the
+    statements they can approve, the better supported first among equals."""
+    return worth + score / 2
 
 
 def _score(
@@ -216,7 +219,7 @@ def _propose(
     U, eps, policy, c = light.units, inp.eps, inp.policy, light.facts[ci]
     support_set = set(support)
     text_units = [u for u in c.units if U.eps[u] and not support_set.isdisjoint(U.eps[u])]
-    choice, shaped = _wording(inp, light, ci, support_set, text_units)
+    choice, shaped, shown = _wording(inp, light, ci, support_set, text_units)
     if choice.unit is None:
         redacted = "redacted" in (choice.reason or "")
         return "secret_redacted" if redacted else "junk:fragments"
@@ -227,17 +230,21 @@ def _propose(
     # A fact is as claim-like as its best wording: five people saying it five ways,
     # one of them as a clean statement, have stated a claim.
     restated = restatement(U, eps, c, choice.unit)
-    worth = model.prob(unit_features(U, choice.unit, restated))
+    # Two sentences shown together read as claim-like as the better of them: a question
+    # and its answer ("Could we switch? No; X was chosen on purpose.") state the answer.
+    worth = max(model.prob(unit_features(U, u, restated)) for u in shown)
     if worth < model.threshold and not shaped and len(text_units) > 1:
         # choose() favours the wording covering most of the fact's terms; when that
         # one does not read as a claim but another wording does, the fact is a claim
         # and the reviewer is shown the wording they could approve.
         worth, choice = _best_worded(U, text_units, restated, worth, choice, policy)
     # The project's reviewers have the last word on what reads as a claim here.
-    moved = reviewers.adjust(choice.text) if reviewers else NONE
+    where = Where(U.place[choice.unit], U.weight[choice.unit], U.trust[choice.unit], *restated)
+    moved = reviewers.adjust(choice.text, where) if reviewers else NONE
     shipped_worth, worth = worth, moved.apply(worth) if moved.logit else worth
-    # A contested fact, a procedure and a theme are records in their own right.
-    if c.kind == "fact" and not contest.kind and worth < model.threshold:
+    # A contested fact, a procedure, a theme and a question the project has to answer
+    # (asked of no one in particular) are records in their own right.
+    if c.kind == "fact" and not contest.kind and worth < model.threshold and not _open(choice.text):
         return "not_claim_worthy"
     # choose() prefers a wording that reads on its own: if the best one still opens on
     # a word pointing at what came before ("It means a lot."), every wording does, and
@@ -253,11 +260,25 @@ def _propose(
     # contested fact, a procedure and a theme are records in their own right.
     if c.kind == "fact" and not contest.kind and dated(choice.text):
         return "dated"
-    # The evidence gate let it through on authority alone (see _gate).
-    alone = len(support) < policy.min_evidence and U.claim[choice.unit] is None
-    # A procedure is read step by step, each step leaning on the one before.
+    # The evidence gate let it through on authority alone (see _gate), or a reference
+    # source states it and weaker restatements grouped with it only diluted its score:
+    # what one trusted note says alone is not lost for being said again in a log.
+    alone = U.claim[choice.unit] is None and (
+        len(support) < policy.min_evidence
+        or (score < policy.min_score and _authoritative(inp, support))
+    )
+    # A procedure is read step by step, each step leaning on the one before. Another
+    # claim-like wording that reads on its own ("`make test` runs the unit tests") may
+    # say what the chosen one leaves to its surroundings ("**Tests:** `make test`").
     if alone and c.kind != "procedure" and not standalone(choice.text):
-        return "junk:leans_on_context"
+        found, better = _best_worded(
+            U, text_units, restated, model.threshold, choice, policy, standalone
+        )
+        if better is choice:
+            return "junk:leans_on_context"
+        choice = better
+        moved = reviewers.adjust(choice.text) if reviewers else NONE
+        shipped_worth, worth = found, moved.apply(found) if moved.logit else found
     if alone:
         stats["authority"] = max(eps[i].source_trust for i in support)
     elif score < policy.min_score:
@@ -280,23 +301,26 @@ def _propose(
         round(worth, 4),
         round(shipped_worth, 4),
         moved,
+        where,
     )
 
 
 def _wording(
     inp: Inputs, light: LightResult, ci: int, support_set: set[int], text_units: list[int]
-) -> tuple[Choice, bool]:
-    """The text a reviewer is shown for the fact, and whether it came from the fact's own
-    shape (a procedure's steps, a block's rows) rather than a choice among its sentences."""
+) -> tuple[Choice, bool, tuple[int, ...]]:
+    """The text a reviewer is shown for the fact, whether it came from the fact's own
+    shape (a procedure's steps, a block's rows) rather than a choice among its sentences,
+    and the units whose sentences the text shows (a procedure counts by its first step)."""
     U, policy, c = light.units, inp.policy, light.facts[ci]
     if c.kind == "procedure":
         got = _procedure_text(inp, U, c, support_set)
+        if got is not None:
+            return got, True, (got.unit,)
     elif c.blocks:
-        got = _block_text(U, policy, c, support_set, inp.people)
-    else:
-        got = None
-    if got is not None:
-        return got, True
+        window = _block_text(U, policy, c, support_set, inp.people)
+        if window is not None:
+            units, got = window
+            return got, True, units
     choice = choose(
         text_units,
         U.text,
@@ -308,7 +332,7 @@ def _wording(
         policy.snippet_max_chars,
         inp.people,
     )
-    return choice, False
+    return choice, False, (choice.unit,)
 
 
 def _best_worded(
@@ -318,22 +342,25 @@ def _best_worded(
     worth: float,
     choice: Choice,
     policy: Policy,
+    need: Callable[[str], bool] | None = None,
 ) -> tuple[float, Choice]:
-    """The fact's most claim-like clean wording and its worth, if it beats ``choice``."""
+    """The fact's most claim-like clean wording (one ``need`` accepts, if given) and its
+    worth, if it beats ``worth``; else ``choice`` itself."""
     model = shipped()
     for u in units:
         if U.junk[u] or REDACTION_MARK in U.text[u] or u == choice.unit:
             continue
         p = model.prob(unit_features(U, u, restated))
         if p > worth:
-            worth = p
-            choice = Choice(u, trim_snippet(display_text(U.text[u]), policy.snippet_max_chars))
+            text = trim_snippet(display_text(U.text[u]), policy.snippet_max_chars)
+            if need is None or need(text):
+                worth, choice = p, Choice(u, text)
     return worth, choice
 
 
 def _block_text(
     U: Units, policy: Policy, c: Fact, support: set[int], people: frozenset[str]
-) -> Choice | None:
+) -> tuple[tuple[int, ...], Choice] | None:
     """The fact in its best-supported wording: one or two adjacent sentences of a block.
 
     The window covering most of the terms the group's blocks share wins (then the more
@@ -372,7 +399,7 @@ def _block_text(
                     best = (key, w, text)
     if best is None:
         return None
-    return Choice(best[1][0], trim_snippet(best[2], limit))
+    return best[1], Choice(best[1][0], trim_snippet(best[2], limit))
 
 
 def _procedure_text(inp: Inputs, U: Units, c: Fact, support: set[int]) -> Choice | None:
@@ -389,6 +416,11 @@ def _procedure_text(inp: Inputs, U: Units, c: Fact, support: set[int]) -> Choice
     if REDACTION_MARK in text:
         return None  # choose() knows how to avoid a redacted sentence
     return Choice(steps[0], text)
+
+
+def _open(text: str) -> bool:
+    """Is the text a question the project has to answer, not one put to a listener?"""
+    return text.rstrip().endswith("?") and not asks_the_listener(text)
 
 
 def _authoritative(inp: Inputs, support: list[int]) -> bool:
@@ -462,6 +494,9 @@ def _cap(
             reasons[p.ci] = "merged_duplicate_text"
             continue
         seen.add(p.key)
+        if len(keep) >= policy.max_proposals and not _likely(light, rem, p):
+            reasons[p.ci] = "not_claim_worthy"
+            continue
         keep.append(p)
     limit = policy.max_proposals + policy.max_deferred
     for p in keep[limit:]:
@@ -470,7 +505,7 @@ def _cap(
     drafts = [_draft(inp, light, rem, p) for p in keep[:limit]]
     for p in keep[:limit]:
         reasons[p.ci] = "candidate"
-    drafts.sort(key=lambda d: (not d.flags, -_draft_rank(d), d.dedupe_key))
+    drafts.sort(key=lambda d: (not d.flags, -draft_rank(d), d.dedupe_key))
     out: list[CandidateDraft] = []
     kept = 0
     for d in drafts:
@@ -484,9 +519,23 @@ def _cap(
             counts["deferred_snoozed"] += 1
         out.append(d)
     order = {"proposed": 0, "deferred": 1, "blocked": 2}
-    out.sort(key=lambda d: (order[d.status], not d.flags, -_draft_rank(d), d.dedupe_key))
+    out.sort(key=lambda d: (order[d.status], not d.flags, -draft_rank(d), d.dedupe_key))
     counts["deferred_over_cap"] += counts["deferred_not_returned"]
     return out
+
+
+# Past the proposals a reviewer is shown now, the queue keeps for later only what the model
+# rates more likely a claim than not: waiting candidates cost reviewer time too, and a fact
+# that only just cleared the gate is worth a place in a short queue, not in a backlog.
+_LIKELY = 0.5
+
+
+def _likely(light: LightResult, rem: RemResult, p: _Passing) -> bool:
+    """May ``p`` wait in the deferred band? A risky fact, a contested one, a procedure and
+    a theme are records in their own right; any other must read as a claim more likely
+    than not."""
+    plain = light.facts[p.ci].kind == "fact" and p.ci not in rem.contests
+    return bool(p.flags) or not plain or p.worth >= _LIKELY
 
 
 def _draft(inp: Inputs, light: LightResult, rem: RemResult, p: _Passing) -> CandidateDraft:
@@ -505,6 +554,8 @@ def _draft(inp: Inputs, light: LightResult, rem: RemResult, p: _Passing) -> Cand
         day_label=newest.date().isoformat(),
         restatements=(U.text[u] for u in c.units),
         steps=sum(1 for u in set(c.units) if u in U.steps),
+        sections=(eps[i].section for i in U.eps[p.choice.unit]),
+        restated_sections=(eps[i].section for i in support),
     )
     decisions = sum(1 for i in support if eps[i].kind == "decision")
     days = int(p.stats["days"])
@@ -535,6 +586,7 @@ def _draft(inp: Inputs, light: LightResult, rem: RemResult, p: _Passing) -> Cand
     _, breakdown = weighted(p.raw, policy)
     breakdown.update(p.stats)
     breakdown["worth"] = p.worth
+    breakdown.update(p.where.signals())
     if p.moved.logit:
         breakdown["worth.model"] = p.shipped_worth
         breakdown["worth.reviewers"] = p.moved.logit
@@ -564,7 +616,8 @@ def _draft(inp: Inputs, light: LightResult, rem: RemResult, p: _Passing) -> Cand
     )
 
 
-def _draft_rank(d: CandidateDraft) -> float:
+def draft_rank(d: CandidateDraft) -> float:
+    """Where a draft stands in the sweep's order, and the queue's (`Candidate.rank`)."""
     return _rank(d.signals["worth"], d.score)
 
 

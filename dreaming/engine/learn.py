@@ -1,39 +1,61 @@
 """A queue that learns from its reviewers: a per-project adjustment on top of the shipped
 claim-worthiness model (``worth``).
 
-A project's decided candidates (approved or rejected, with their text) come in as plain
-data (``Decided``). A new candidate's claim-worthiness is moved by a nearest-neighbour vote:
-the decided candidates whose wording has the most similar *form* — the text part of the
-model's features (question, person, modal, orders, typed values, markup …), each counting
-the same, whatever weight the shipped model gives it, since what the model underweights is
-what a project's reviewers can teach it — vote by how far the reviewer's decision (1 approve,
-0 reject) was from what the model expected of them, closer ones counting more, and the
-vote shifts the model's log-odds: the project corrects the model where it was wrong.
-Form, not topic: a reviewer who rejects "Add tests for the parser" has said to-dos are not
-claims, which holds for "Update the docs" too, whatever either is about.
+A project's decided candidates (approved or rejected, with their wording and where it was
+written) come in as plain data (``Decided``). Two things move a new candidate's
+claim-worthiness, both in log-odds on top of the shipped model:
 
-Deterministic (neighbours ordered by distance, then candidate id) and explainable: every
-adjustment names the candidates that moved it.
+- **A refit of the model to the project.** The shipped weights are the prior; the
+  project's decisions refit them, each weight pulled back toward its shipped value by an
+  L2 penalty strong enough that twenty decisions move it only where they agree. What the
+  refit learns is the project's own shape of junk and of claims, over every feature the
+  model reads, place and source included: when its reviewers reject the day's narration of
+  its logs, the weights of narration and of log entries fall for this project alone. At
+  the optimum of an L2-penalised logistic loss the change of the weights is exactly a sum
+  over the decided candidates (each one's residual, the decision minus what the refitted
+  model expects, times its features), so the change a new candidate gets splits exactly
+  into the share each decided candidate contributed: the panel names, of those that
+  pushed it the way it moved, the ones nearest it in form.
+- **A neighbour vote on form.** The decided candidates whose wording has the most similar
+  form (the text part of the features, each counting the same whatever the shipped model
+  weighs it, since what the model underweights is what reviewers can teach it) vote by how
+  far the decision was from what the model expected of them: a reviewer who rejects "Add
+  tests for the parser" has said to-dos are not claims, which holds for "Update the docs".
+
+A rejection weighs more than an approval (``REJECTION``): the queue shows what the model
+already rates as claims, so approvals mostly confirm it while each rejection, which needs a
+reason, names a kind of wording it gets wrong here.
+
+Deterministic (decided candidates in id order, ties by id) and explainable: every
+adjustment names the decided candidates that moved it.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from .text import analyse, word_list
-from .worth import FEATURES, features
+from .worth import FEATURES, features, shipped
 
 K = 5  # neighbours that vote
 RADIUS = 1.25  # farther than this (about one form feature and a half) is not "similar"
 STRENGTH = 2.0  # log-odds a unanimous, exact-match vote moves a candidate by
-# A rejection counts this many times an approval: the queue shows what the model already
-# rates as claims, so approvals mostly confirm it while each rejection names a kind of
-# wording it gets wrong here.
+# A rejection counts this many times an approval: see the module's docstring.
 REJECTION = 2.0
+# The refit's pull back toward the shipped weights (L2 on the change of each weight, the
+# bias included, against the summed, weighted log-loss of the decisions).
+PRIOR = 8.0
+NEWTON_STEPS = 25
+# A move smaller than this (log-odds) is no move: the refit shifts every candidate a
+# little, and the panel should say "ranked down" only where the reviewers made a difference.
+MIN_MOVE = 0.1
+NAMED = 3  # decided candidates the panel names for one move, the nearest in form first
 # The features a wording carries on its own: its place, source and restatement are left
-# out, since a decided candidate is compared with a new one by its text alone.
+# out of the neighbour vote, since two wordings are compared there by their text alone.
 _TEXT_NAMES = frozenset(
     word_list(
         """words short long question ends_colon ends_stop starts_upper first_singular
@@ -47,14 +69,43 @@ _TEXT_FEATURES = tuple(i for i, name in enumerate(FEATURES) if name in _TEXT_NAM
 
 
 @dataclass(frozen=True, slots=True)
+class Where:
+    """Where a wording was written and how its fact is restated: what, beside its text,
+    the model reads (``worth.features``). A candidate keeps it in its signals, so that once
+    decided it teaches the refit with the features it was proposed with."""
+
+    place: int  # Units.place: list item, heading above, source kind … (worth.place_code)
+    weight: int = 1  # episodes saying the sentence
+    trust: float = 0.5  # its source's trust
+    days: int = 1  # on how many days its fact is said
+    wordings: int = 1  # in how many wordings
+
+    _KEYS = ("worth.place", "worth.weight", "worth.trust", "worth.days", "worth.wordings")
+
+    def signals(self) -> dict[str, float]:
+        values = (self.place, self.weight, self.trust, self.days, self.wordings)
+        return dict(zip(self._KEYS, values, strict=True))
+
+    @classmethod
+    def from_signals(cls, signals: Mapping[str, float]) -> Where | None:
+        """None for a candidate proposed before its place was kept."""
+        if not all(k in signals for k in cls._KEYS):
+            return None
+        place, weight, trust, days, wordings = (signals[k] for k in cls._KEYS)
+        return cls(int(place), int(weight), float(trust), int(days), int(wordings))
+
+
+@dataclass(frozen=True, slots=True)
 class Decided:
-    """A candidate a reviewer decided: its id, its text, whether it was approved, and the
-    claim-worthiness the shipped model gave it when it was proposed."""
+    """A candidate a reviewer decided: its id, its text, whether it was approved, the
+    claim-worthiness the shipped model gave it when it was proposed, and where its wording
+    was written (None when not known: it then votes on form only)."""
 
     candidate_id: int
     text: str
     approved: bool
     worth: float
+    where: Where | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,45 +124,113 @@ class Adjustment:
 NONE = Adjustment(0.0, (), ())
 
 
+def _features(text: str, where: Where | None) -> list[float]:
+    """The model's features of a wording, where it was written (a neutral place when not
+    known: only its text features are then read)."""
+    where = where or Where(0)
+    return features(
+        text, analyse(text), where.place, where.weight, where.trust, where.days, where.wordings
+    )
+
+
+def _form(x: Sequence[float]) -> list[float]:
+    """The text part of a feature vector: what neighbours are measured on."""
+    return [x[i] for i in _TEXT_FEATURES]
+
+
 class Reviewers:
-    """The decided candidates of one project, ready to vote on new ones."""
+    """The decided candidates of one project, ready to move new ones."""
 
     def __init__(self, decided: Sequence[Decided]) -> None:
         self._decided = sorted(decided, key=lambda d: d.candidate_id)
-        self._vectors = [self.form(d.text) for d in self._decided]
+        xs = [_features(d.text, d.where) for d in self._decided]
+        self._forms = [_form(x) for x in xs]
+        placed = [i for i, d in enumerate(self._decided) if d.where is not None]
+        self._placed = placed
+        self._x = np.array([[*xs[i], 1.0] for i in placed]).reshape(len(placed), len(FEATURES) + 1)
+        self._shares = self._refit()
 
     def __bool__(self) -> bool:
         return bool(self._decided)
 
-    def form(self, text: str) -> list[float]:
-        """The text features of a wording: what neighbours are measured on."""
-        x = features(text, analyse(text), 0, 1, 0.5)
-        return [x[i] for i in _TEXT_FEATURES]
+    def _refit(self) -> np.ndarray:
+        """Each placed decided candidate's share in the project's change of the shipped
+        weights: ``change = sum_i share_i * x_i``, the stationarity of the penalised loss at
+        its optimum, so a new candidate's move splits exactly into the decided ones' parts."""
+        if not self._placed:
+            return np.zeros(0)
+        model = shipped()
+        x = self._x
+        y = np.array([float(self._decided[i].approved) for i in self._placed])
+        c = np.where(y > 0, 1.0, REJECTION)
+        z0 = x @ np.array([*model.weights, model.bias])
+        change = np.zeros(x.shape[1])
+        eye = PRIOR * np.eye(x.shape[1])
+        # Newton's method on a strictly convex loss from no change, a fixed number of
+        # steps: the same decisions give the same weights.
+        for _ in range(NEWTON_STEPS):
+            p = _sigmoid(z0 + x @ change)
+            grad = x.T @ (c * (p - y)) + PRIOR * change
+            hess = x.T @ (x * (c * p * (1.0 - p))[:, None]) + eye
+            change -= np.linalg.solve(hess, grad)
+        return c * (y - _sigmoid(z0 + x @ change)) / PRIOR
 
-    def adjust(self, text: str) -> Adjustment:
-        """The vote of the decided candidates nearest ``text`` in form."""
+    def adjust(self, text: str, where: Where | None = None) -> Adjustment:
+        """How the project's decisions move a wording of ``text`` written at ``where``."""
         if not self._decided:
             return NONE
-        v = self.form(text)
-        near = sorted(
-            (math.dist(v, w), d.candidate_id, d.approved, d.worth)
-            for d, w in zip(self._decided, self._vectors, strict=True)
-        )
-        voters = [n for n in near[:K] if n[0] <= RADIUS]
-        if not voters:
+        x = _features(text, where)
+        form = _form(x)
+        pushed: dict[int, bool] = {}  # decided candidates that moved it: index -> approved
+        refit = 0.0
+        if where is not None and self._placed:
+            parts = self._shares * (self._x @ np.array([*x, 1.0]))
+            refit = float(parts.sum())
+            for i, part in zip(self._placed, parts, strict=True):
+                if part * refit > 0:
+                    pushed[i] = self._decided[i].approved
+        vote, voters = self._vote(form)
+        pushed.update(voters)
+        logit = round(refit + vote, 4)
+        if abs(logit) < MIN_MOVE:
             return NONE
+        # Named: of the decided candidates that pushed the way it moved, the nearest in form.
+        named = sorted(
+            (math.dist(form, self._forms[i]), self._decided[i].candidate_id, ok)
+            for i, ok in pushed.items()
+            if ok == (logit > 0)
+        )[:NAMED]
+        return Adjustment(
+            logit,
+            tuple(sorted(cid for _, cid, ok in named if ok)),
+            tuple(sorted(cid for _, cid, ok in named if not ok)),
+        )
+
+    def _vote(self, form: list[float]) -> tuple[float, dict[int, bool]]:
+        """The vote of the decided candidates nearest in form, and the surprising ones
+        among them (index -> approved)."""
+        near = sorted(
+            (math.dist(form, w), d.candidate_id, i)
+            for i, (d, w) in enumerate(zip(self._decided, self._forms, strict=True))
+        )
+        voters = [(dist, self._decided[i]) for dist, _, i in near[:K] if dist <= RADIUS]
+        if not voters:
+            return 0.0, {}
         # Each neighbour votes what the model got wrong about it: a rejected candidate the
         # model rated 0.7 pulls down by 0.7, an approval it already expected barely counts.
         # Closer ones count more, and one absent voter damps the vote, so a single
         # decision moves a candidate less than several agreeing ones.
         weights = [
-            (1.0 if ok else REJECTION) * (1.0 - dist / (2 * RADIUS)) for dist, _, ok, _ in voters
+            (1.0 if d.approved else REJECTION) * (1.0 - dist / (2 * RADIUS)) for dist, d in voters
         ]
-        vote = sum(w * (float(ok) - p) for w, (_, _, ok, p) in zip(weights, voters, strict=True))
-        logit = STRENGTH * vote / (sum(weights) + 1.0)
-        voters = [n for n in voters if abs(float(n[2]) - n[3]) >= 0.25]
-        return Adjustment(
-            round(logit, 4),
-            tuple(cid for _, cid, ok, _ in voters if ok),
-            tuple(cid for _, cid, ok, _ in voters if not ok),
+        vote = sum(
+            w * (float(d.approved) - d.worth) for w, (_, d) in zip(weights, voters, strict=True)
         )
+        index = {d.candidate_id: i for i, d in enumerate(self._decided)}
+        return STRENGTH * vote / (sum(weights) + 1.0), {
+            index[d.candidate_id]: d.approved for _, d in voters
+        }
+
+
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-np.clip(z, -500.0, 500.0)))

@@ -417,3 +417,53 @@ def term_themes(
     ok = np.flatnonzero(n_days >= min_days)
     ranked = sorted(ok.tolist(), key=lambda t: (-int(n_days[t]), -mentions[t], names[t]))
     return [Theme(names[t], "term", int(n_days[t]), int(mentions[t])) for t in ranked[:limit]]
+
+
+# ---- work reported done ---------------------------------------------------------------
+# A log reports finished work by opening on the past form of its verb ("Pruned stale keys",
+# "**Cache:** Pruned …"); an open item names the same work by the bare verb ("Prune the
+# keys", "Decide whether to prune …"). The report closes the item when both name the same
+# verb and at least two of the same other terms, half of what the report names (an item
+# is not closed by a report of other work of its kind: "Added tests for X").
+_REPORT_RE = re.compile(
+    r"^\W*(?:(?P<label>[A-Za-z][\w /-]{0,30}?)\W{0,2}:\W*\s+)?(?P<verb>[A-Za-z]+)\b"
+)
+_ITEM_VERBS_RE = re.compile(r"^\W*(?P<verb>[A-Za-z]+)\b(?:\s+\w+){0,2}?\s+to\s+(?P<then>[a-z]+)\b")
+_REPORT_CLAUSE_RE = re.compile(r"[;:—–(]|\s-\s")
+REPORT_SHARED = 2
+
+
+def done_report(sentence: str) -> tuple[str, frozenset[str]] | None:
+    """``(verb, terms)`` when a sentence reports work done: it opens (after a "Label:") on
+    a past form; the terms are the label's and those of the verb's own clause."""
+    m = _REPORT_RE.match(sentence)
+    if m is None:
+        return None
+    verb = m.group("verb")
+    if not (verb.lower().endswith("ed") and verb[1:].islower() and len(verb) > 4):
+        return None
+    clause = _REPORT_CLAUSE_RE.split(sentence[m.end() :], maxsplit=1)[0]
+    terms = subject_terms(f"{m.group('label') or ''} {clause}")
+    return verb.lower(), terms - {verb.lower()}
+
+
+def item_actions(sentence: str) -> list[str]:
+    """The bare verbs an open item names: its opening verb and one it goes on to
+    ("Decide whether to clean …": decide, clean)."""
+    m = _REPORT_RE.match(sentence)
+    if m is None or m.group("label"):
+        return []
+    verbs = [m.group("verb").lower()]
+    then = _ITEM_VERBS_RE.match(sentence)
+    if then:
+        verbs.append(then.group("then"))
+    return verbs
+
+
+def past_forms(verb: str) -> tuple[str, ...]:
+    """The regular past forms a bare verb may take ("clean" → "cleaned", "stop" →
+    "stopped", "remove" → "removed", "copy" → "copied")."""
+    forms = [verb + "ed", verb + "d", verb + verb[-1] + "ed"]
+    if verb.endswith("y"):
+        forms.append(verb[:-1] + "ied")
+    return tuple(forms)

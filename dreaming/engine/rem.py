@@ -6,6 +6,7 @@ episodes contradict it, which conflicts it is in) is a ``Contest`` in its own re
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -18,22 +19,29 @@ from .facts import Clock, Inputs, Units, label
 from .light import LightResult
 from .reflect import (
     BROAD,
+    REPORT_SHARED,
     Event,
     Marker,
     TopicIndex,
     TopicState,
     combine,
+    done_report,
     find_marker,
     fold,
     heading_state,
+    item_actions,
+    past_forms,
     status_field,
     term_themes,
 )
 from .route import section_name
 from .similar import TermIndex, stem
-from .text import DECIDE_CUE, LIFE_CUE
+from .text import DECIDE_CUE, LIFE_CUE, subject_terms
 from .types import TERMINAL_LIFECYCLES, ConflictDraft, ConflictSide, Ep, Theme
 from .wording import display_text, trim_snippet
+from .worth import imperative
+
+_CODE_SPAN_RE = re.compile(r"`([^`\n]{1,120})`")
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,9 +149,64 @@ def _lifecycle(
                 if isinstance(key, frozenset) and key & aliases:
                     applies.setdefault(ci, []).append(state)
     now = inp.now
-    return [
+    out = [
         combine(applies[ci], now) if ci in applies else ("active", None) for ci in range(len(facts))
     ]
+    for ci, event in _reported_done(
+        inp, light, [ci for ci, (st, _) in enumerate(out) if st == "active"]
+    ):
+        out[ci] = ("done", event)
+        counts["lifecycle_reported_done"] += 1
+    return out
+
+
+def _reported_done(
+    inp: Inputs, light: LightResult, open_facts: Sequence[int]
+) -> list[tuple[int, Event]]:
+    """Open items whose work a log reports done, on the item's day or later (see
+    ``reflect.done_report``): "Decide whether to prune the stale cache keys" is closed
+    by "Cache: pruned stale keys"."""
+    U, eps = light.units, inp.eps
+    reports: dict[str, list[tuple[int, frozenset[str]]]] = {}
+    for u in range(len(U)):
+        if U.eps[u] and (got := done_report(U.text[u])):
+            reports.setdefault(got[0], []).append((u, got[1]))
+    if not reports:
+        return []
+    out: list[tuple[int, Event]] = []
+    for ci in open_facts:
+        if light.facts[ci].kind != "fact":
+            continue  # a procedure is done again each time it is followed: never closed
+        found = None
+        for u in light.facts[ci].units:
+            first = U.first[u]
+            if first is None or u in U.steps:
+                continue  # a step of a numbered procedure is followed, not finished
+            verbs = item_actions(U.text[u])
+            if not any(past in reports for verb in verbs for past in past_forms(verb)):
+                continue  # no report of this work: the cheap test first
+            if not imperative(U.text[u]) or done_report(U.text[u]):
+                continue  # an open item is an order, not a report of work done
+            terms = subject_terms(U.text[u]) - set(verbs)
+            # Code an item names pins which work it is: the report must name some of it.
+            code = [c.strip().lower() for c in _CODE_SPAN_RE.findall(U.text[u])]
+            for verb in verbs:
+                for past in past_forms(verb):
+                    for r, said in reports.get(past, ()):
+                        when = U.last[r]
+                        if (
+                            when is not None
+                            and (not code or any(c in U.text[r].lower() for c in code))
+                            and when.date() >= first.date()
+                            and len(terms & said) >= max(REPORT_SHARED, len(said) / 2)
+                            and (found is None or when > found[1])
+                        ):
+                            found = (r, when)
+        if found is not None:
+            r, when = found
+            event = Event(Marker("done", frozenset()), when, eps[U.eps[r][-1]].id, r, U.feat[r])
+            out.append((ci, event))
+    return out
 
 
 def _closed_documents(eps: Sequence[Ep]) -> dict[int, Ep]:
@@ -166,7 +229,14 @@ def _conflicts(
             continue
         stmts.extend((u, st) for st in conf.statements(U.text[u]))
     found = conf.decision_conflicts(stmts, U.first, U.last, U.claim)
-    found.extend(_slot_conflicts(light))
+    # A change already lined up as a decision ("moved from X to Y" against "use X") is not
+    # reported again as the slots it sets.
+    decided = [{u for side in fc.sides for u in side} for fc in found]
+    found.extend(
+        fc
+        for fc in _slot_conflicts(light)
+        if not any({u for side in fc.sides for u in side} <= d for d in decided)
+    )
     # A contradiction already lined up by its slots or its wording is not reported twice.
     seen = {u for fc in found for side in fc.sides for u in side}
     found.extend(
@@ -185,20 +255,29 @@ def _conflicts(
 def _slot_conflicts(light: LightResult) -> list[conf.Found]:
     """Statements setting one subject's attribute to values that cannot both hold."""
     U = light.units
-    items: list[int] = []
+    units: list[int] = []
     read: list[list[slots.Slot]] = []
     for u in range(len(U)):
         text = U.text[u]
         if U.junk[u] and U.claim[u] is None:
             continue
-        # Every typed value holds a digit, a path, a bracket or a named environment.
+        # Every typed value holds a digit, a path, a bracket, code, a named environment
+        # or a change verb.
         f = U.feat[u]
-        if not (f.values or f.hosts or f.envs or "/" in text or "(" in text):
+        if not (
+            f.values or f.hosts or f.envs or "/" in text or "(" in text or slots.may_change(text)
+        ):
             continue
-        got = slots.slots(display_text(text))
-        if got:
-            items.append(u)
-            read.append(got)
+        units.append(u)
+        read.append(slots.slots(display_text(text)))
+    # A replacement ("replaced X with Y in P") is against what other sentences say P holds.
+    left = slots.replaced_in(read)
+    if left:
+        for n, u in enumerate(units):
+            if "/" in U.text[u] and not any(s.was for s in read[n]):
+                read[n] += slots.mentions(display_text(U.text[u]), left)
+    items = [u for u, got in zip(units, read, strict=True) if got]
+    read = [got for got in read if got]
     out: list[conf.Found] = []
     facts, unit_fact = light.facts, light.unit_fact
     for clash in slots.clashes(read):

@@ -15,6 +15,12 @@ The chosen sentence counts twice a restatement, because the page must fit the te
 So one command quoted in one of five restatements does not make a fact a procedure, and
 a definition that only one restatement spells out still wins over a shown sentence that
 says nothing of its kind.
+
+Where the writer put the text votes too: the heading path it was imported under. A heading
+that names a kind of page ("Glossary", "Runbook", "Policies", "Architecture") or a decision
+record's title ("ADR-0004: …") says what every line under it is, so a plain statement in a
+decision record is a decision. It counts between a word and a form of the text itself: a
+definition written inside a decision record is still a definition.
 """
 
 from __future__ import annotations
@@ -23,10 +29,27 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .text import DATE, HOST, IDENT, MARK, NEG_CUE, NUM, STOP, WEAK, token_info, word_list
+from llmwiki.vocabulary import DECISION_RECORDS, SECTION_WORDS
+
+from .text import (
+    DATE,
+    GENERIC,
+    HOST,
+    IDENT,
+    MARK,
+    NEG_CUE,
+    NUM,
+    STOP,
+    WEAK,
+    token_info,
+    word_list,
+)
+from .worth import imperative
 
 FORM, WORD = 2.0, 1.0
 SHOWN, RESTATED = 2.0, 1.0
+# A heading that names the kind counts between a word and a form of the text itself.
+HEADING = 1.5
 # Ties go to the page that is costlier to miss: a decision or a rule read as background
 # loses its force; background is the page a misrouted fact costs least on.
 PAGE_ORDER = ("DECISION_LOG", "GOVERNANCE", "RUNBOOKS", "GLOSSARY", "SYSTEM_OVERVIEW")
@@ -41,13 +64,22 @@ _QUESTION_RE = re.compile(
 # A command is a code span of at least two words whose first is a lowercase program name:
 # `sensor_table` or `path/+/up` names a thing, `tool restart node-3` tells someone what to run.
 _COMMAND = r"`[a-z][\w.-]*\s+[^`,;]{1,80}`"
-# The verbs a step opens with, in the imperative; after a condition ("if X, page Y") a few
-# more, which as the first word of a sentence are as often nouns ("Call with …").
+# The verbs a step opens with, in the imperative. After a condition any order is a step
+# (``_CONDITION_RE``); as the first word of a sentence an imperative is as often a noun
+# or a label ("Call with …", "Storage. …"), so only these count there.
 _STEP_VERBS = (
     r"run|restart|deploy|roll ?back|check|open|set|add|remove|rotate|drain|scale|ssh|create"
     r"|delete|apply|execute|follow"
 )
-_THEN_VERBS = _STEP_VERBS + r"|reboot|send|page|ping|call|re-?run|redeploy"
+# A condition and what to do then: "If the feed is stale, restart …", "When X, ensure …".
+_CONDITION_RE = re.compile(
+    r"^(?:if|when|whenever|after|before|once)\b[^,;:]{1,100},\s*(?:then\s+)?(?P<then>.+)", re.I
+)
+# "Term, the thing it is, …": a name set off by an appositive that opens on an article,
+# after a lead-in at most ("Word of the day: slack water, the short spell …").
+_APPOSITIVE_RE = re.compile(
+    r"^(?:[^:;,]{1,60}:\s+)?(?P<term>[\w-]+(?: [\w-]+){0,2}), (?:the|a|an) [^,;:.]{3,120}[,.]"
+)
 
 _CUES: dict[str, tuple[tuple[float, re.Pattern[str]], ...]] = {
     "DECISION_LOG": (
@@ -55,7 +87,10 @@ _CUES: dict[str, tuple[tuple[float, re.Pattern[str]], ...]] = {
             FORM,
             re.compile(
                 r"\b(?:decided|decision|agreed|settled on|standardi[sz]ed on|we will use"
-                r"|we'll use|going with|chose|chosen|adopted|ADR[- ]?\d+)\b",
+                r"|we'll use|going with|chose|chosen|adopted|(?:ADR|RFC)[- ]?\d+"
+                # "picking A over B", "lost to B": one option weighed against another
+                r"|(?:pick|picked|picking|chose|choosing|prefer|preferred) \S+ over"
+                r"|lost (?:out )?to)\b",
                 re.I,
             ),
         ),
@@ -63,10 +98,7 @@ _CUES: dict[str, tuple[tuple[float, re.Pattern[str]], ...]] = {
             WORD,
             re.compile(
                 r"\b(?:rather than|instead of|moved from|switched from|migrated from|replaced \S+"
-                r" with|no longer use|turned down|rejected|ruled (?:\w+ )?out|shortlisted"
-                # "picking A over B", "lost to B": one option weighed against another
-                r"|(?:pick|picked|picking|chose|choosing|prefer|preferred) \S+ over"
-                r"|lost (?:out )?to)\b",
+                r" with|no longer use|turned down|rejected|ruled (?:\w+ )?out|shortlisted)\b",
                 re.I,
             ),
         ),
@@ -85,15 +117,17 @@ _CUES: dict[str, tuple[tuple[float, re.Pattern[str]], ...]] = {
                 r"|(?:access|permissions?|rights?)\s+(?:is|are)\s+(?:granted|given|revoked)"
                 # "handed to X on request and to nobody else"
                 r"|(?:to|with) (?:nobody|no one|no-one) else|\bgo(?:es)? only to\b"
-                r"|(?:without|unless)\b.{1,60}\b(?:permission|approval|agreement))\b",
+                r"|(?:without|unless)\b.{1,60}\b(?:permission|approval|agreement)"
+                # "Never deploy …" instructs, a rule even as a runbook's line; "the job
+                # never deletes rows" describes.
+                r"|(?:^|[;.]\s+)(?:never|always))\b",
                 re.I,
             ),
         ),
         (
             WORD,
             re.compile(
-                # "Never deploy …" instructs; "the job never deletes rows" describes.
-                r"(?:^|[;.]\s+)(?:never|always)\b|\b(?:rules?|allowed|audit(?:ed)? log)\b",
+                r"\b(?:rules?|allowed|audit(?:ed)? log)\b",
                 re.I,
             ),
         ),
@@ -103,8 +137,6 @@ _CUES: dict[str, tuple[tuple[float, re.Pattern[str]], ...]] = {
             FORM,
             re.compile(
                 rf"{_COMMAND}|^(?:to \w+.{{0,60}},|first\b|step \d|(?:{_STEP_VERBS})\b)"
-                rf"|^(?:if|when|whenever|after|before)\b.{{1,80}}?,\s*(?:then\s+)?"
-                rf"(?:\w+\s+)?(?:{_THEN_VERBS})s?\b"
                 r"|\b(?:runbook|how to|playbook|procedure|steps?:|to recover|to restart)\b",
                 re.I,
             ),
@@ -140,7 +172,8 @@ _CUES: dict[str, tuple[tuple[float, re.Pattern[str]], ...]] = {
                 re.I,
             ),
         ),
-        (WORD, re.compile(r"\b(?:aka|a\.k\.a\.|glossary|definition|term|defined)\b", re.I)),
+        # "defined" alone is as often where a thing is declared ("defined in config.ts").
+        (WORD, re.compile(r"\b(?:aka|a\.k\.a\.|glossary|definition|term)\b", re.I)),
     ),
 }
 
@@ -154,6 +187,27 @@ class Route:
     reason: str
 
 
+def _names(word: str) -> bool:
+    """Whether a word can be part of a term: "Yesterday, the build failed, …" and
+    "Then, a retry, …" open on an adverb, not on a name."""
+    flags = token_info(word)[1]
+    return not flags & (STOP | WEAK | GENERIC | DATE | NUM) and not word.lower().endswith("ly")
+
+
+def _forms(text: str) -> dict[str, tuple[float, str]]:
+    """Cues read from the sentence's structure rather than its words: an order (a step
+    unless its place says otherwise), an order after its condition (a step), a term set off
+    by an appositive (a definition)."""
+    found: dict[str, tuple[float, str]] = {}
+    m = _CONDITION_RE.match(text)
+    if m and imperative(m.group("then")[:1].upper() + m.group("then")[1:]):
+        found["RUNBOOKS"] = (FORM, m.group(0)[:40])
+    m = _APPOSITIVE_RE.match(text)
+    if m and all(_names(w) for w in m.group("term").split()):
+        found["GLOSSARY"] = (FORM, m.group(0)[:40])
+    return found
+
+
 def _vote(
     text: str, weight: float, votes: dict[str, float], cues: dict[str, str], plain: bool = True
 ) -> float:
@@ -161,17 +215,47 @@ def _vote(
 
     A text with no cue votes for SYSTEM_OVERVIEW when ``plain`` says silence counts."""
     best = 0.0
+    forms = _forms(text)
     for page, patterns in _CUES.items():
-        for strength, pattern in patterns:
-            m = pattern.search(text)
-            if m:
-                votes[page] += strength * weight
-                cues.setdefault(page, f"'{m.group(0).strip()[:40]}'")
-                best = max(best, strength)
-                break
+        hit = next(
+            ((strength, m) for strength, pattern in patterns if (m := pattern.search(text))),
+            None,
+        )
+        strength, cue = forms.get(page, (0.0, ""))
+        if hit and hit[0] >= strength:
+            strength, cue = hit[0], hit[1].group(0)
+        if strength:
+            votes[page] += strength * weight
+            cues.setdefault(page, f"'{cue.strip()[:40]}'")
+            best = max(best, strength)
     if not best and plain:
         votes["SYSTEM_OVERVIEW"] += WORD * weight
     return best
+
+
+def _heading_re(words: Iterable[str]) -> re.Pattern[str]:
+    alts = (re.escape(w[:-1]) + r"\w*" if w.endswith("*") else w for w in words)
+    return re.compile(r"\b(?:" + "|".join(alts) + r")\b", re.I)
+
+
+_SECTION_RES = {page: _heading_re(words) for page, words in SECTION_WORDS.items()}
+# A record's title opens with its series and number: "ADR-0004: …", "DESIGN017 — …".
+_RECORD_RE = re.compile(r"^\W*(?:" + "|".join(DECISION_RECORDS) + r")[- _]?\d+\b(?!\.\d)", re.I)
+
+
+def section_page(path: str) -> tuple[str, str] | None:
+    """The page a heading path ("Title > Section > Subsection") files its text under, and
+    the heading that says so: the nearest heading naming a kind of page wins, and a
+    decision record's title makes every line under it a decision."""
+    heads = [h.strip() for h in path.split(" > ") if h.strip()]
+    for h in heads:
+        if _RECORD_RE.match(h):
+            return "DECISION_LOG", h
+    for h in reversed(heads):
+        for page, pattern in _SECTION_RES.items():
+            if pattern.search(h):
+                return page, h
+    return None
 
 
 def route(
@@ -183,11 +267,17 @@ def route(
     day_label: str,
     restatements: Iterable[str] = (),
     steps: int = 0,
+    sections: Iterable[str] = (),
+    restated_sections: Iterable[str] = (),
 ) -> Route:
     """Pick the page for a candidate text; ``contested`` names a conflict kind if any.
 
     ``restatements`` are the other texts of the fact; ``steps`` counts those that are
-    items of a numbered list.
+    items of a numbered list. ``sections`` are the heading paths the shown text is written
+    under, ``restated_sections`` those of the fact's other evidence: a heading that names
+    a kind of page ("Glossary", a runbook, a decision record) votes for it, more weakly
+    than a form the text itself shows, so a definition quoted in a decision record still
+    reads as a definition.
     """
     if contested in ("value", "negation"):
         return Route("OPEN_QUESTIONS", "Conflicts", f"conflict: contradicting {contested} evidence")
@@ -198,13 +288,25 @@ def route(
         return Route("DECISION_LOG", day_label, "decision: reversal of an earlier decision")
     votes = dict.fromkeys(PAGE_ORDER, 0.0)
     cues: dict[str, str] = {}
-    shown = _vote(text, SHOWN, votes, cues)
+    shown_at = {hit for path in dict.fromkeys(sections) if (hit := section_page(path))}
+    for page, heading in shown_at:
+        votes[page] += HEADING * SHOWN
+        cues.setdefault(page, f"under '{heading[:40]}'")
+    placed = set(shown_at)
+    for path in dict.fromkeys(restated_sections):
+        hit = section_page(path)
+        if hit and hit not in placed:
+            placed.add(hit)
+            votes[hit[0]] += HEADING * RESTATED
+            cues.setdefault(hit[0], f"under '{hit[1][:40]}'")
+    # A text whose heading says what it is is not "plain": its silence is explained.
+    shown = _vote(text, SHOWN, votes, cues, plain=not shown_at)
     told = 1
     for other in dict.fromkeys(restatements):
         if other != text:
             # A restatement that says nothing of its kind is no evidence against the
             # form of the text shown ("**Term** — …" mentioned in passing elsewhere).
-            _vote(other, RESTATED, votes, cues, plain=shown < FORM)
+            _vote(other, RESTATED, votes, cues, plain=shown < FORM and not shown_at)
             told += 1
     if steps:
         votes["RUNBOOKS"] += FORM * RESTATED * steps
@@ -214,11 +316,13 @@ def route(
         votes["RUNBOOKS"] += FORM * SHOWN
         cues.setdefault("RUNBOOKS", "procedural-candidate evidence")
     best = max(PAGE_ORDER, key=lambda page: (votes[page], -PAGE_ORDER.index(page)))
-    if best == "SYSTEM_OVERVIEW":
+    if best == "SYSTEM_OVERVIEW" and "SYSTEM_OVERVIEW" not in cues:
         return Route(best, subject_label, "architecture/system fact (default rule)")
     why = cues[best]
     if told > 1:
         why += f", {votes[best]:g} of {sum(votes.values()):g} votes over {told} texts"
+    if best == "SYSTEM_OVERVIEW":
+        return Route(best, subject_label, f"architecture/system fact: {why}")
     if best == "DECISION_LOG":
         return Route(best, day_label, f"decision: {why}")
     if best == "GOVERNANCE":

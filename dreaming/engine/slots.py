@@ -21,8 +21,12 @@ The reading is structural, not a list of phrasings:
 * a **reading** (an estimate, a measurement, a count, an event, a status) sets nothing:
   values that merely move are a series, not a contradiction.
 
-Decisions stated as changes ("moved from X to Y", "do not use X") are read by
-``conflicts.statements``; this module reads settings.
+Changes told in software notes are read here too (``changes``), with their verbs from
+``llmwiki.vocabulary``: where a thing went ("X moved to Y", "moved X into Y", "X now lives
+in Y": its location), what replaced it ("replaced X with Y in P": P's implementation),
+whether it is still there ("removed `X`" against "… into X …": its presence) and who does
+its work ("X handles …" against "X now delegates … to Y": its owner). Decisions to
+use a product ("moved from X to Y", "do not use X") are read by ``conflicts.statements``.
 """
 
 from __future__ import annotations
@@ -31,10 +35,32 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from llmwiki.vocabulary import (
+    CHANGE_DELEGATE,
+    CHANGE_DESTINATION,
+    CHANGE_MOVE,
+    CHANGE_REMOVE,
+    CHANGE_REPLACE,
+    PERFORMS_ITSELF,
+)
+
 from .dedupe import UnionFind, jaccard
 from .disputes import names_setting, quantities
 from .similar import stem
-from .text import DATE, ENV, HOST, IDENT, MARK, NUM, STOP, WEAK, token_info, word_list
+from .text import (
+    CAP,
+    DATE,
+    ENV,
+    HOST,
+    IDENT,
+    MARK,
+    NAMEY,
+    NUM,
+    STOP,
+    WEAK,
+    token_info,
+    word_list,
+)
 
 # Verbs that link a subject to its state; an event verb ("deployed") or a status word
 # ("green") makes the sentence a report of the day instead.
@@ -80,6 +106,8 @@ class Slot:
     scope: frozenset[str]  # environments and hosts qualifying the subject
     attribute: str  # "version:postgres", "port", "schedule", "host", "location", …
     value: str  # canonical, compared only with values of the same attribute
+    changed: bool = False  # told as a change ("moved to", "now lives in")
+    was: str = ""  # the value a replacement left behind ("replaced X with Y": X)
 
 
 def _tokens(sentence: str) -> list[str]:
@@ -175,11 +203,13 @@ def _values(pred: Sequence[str], sentence: str) -> list[tuple[str, str]]:
 
 def slots(sentence: str) -> list[Slot]:
     """The slots one sentence sets (empty for most sentences: events, readings, chatter)."""
+    if sentence.rstrip().endswith("?"):
+        return []
     tokens = _tokens(sentence)
     low = [t.lower().strip(".,:!?") for t in tokens]
-    if not _REPORT.isdisjoint(low) or sentence.rstrip().endswith("?"):
-        return []
-    out: list[Slot] = []
+    out = changes(sentence)
+    if not _REPORT.isdisjoint(low):
+        return out
     verb = next((k for k, t in enumerate(low) if t in _STATE_VERBS), None)
     if verb is not None:
         subj = _subject(tokens[:verb])
@@ -191,8 +221,10 @@ def slots(sentence: str) -> list[Slot]:
             negated = any(_info(t)[0] in ("not", "no", "never") for t in pred[:2])
             if not negated:
                 clause = " ".join(tokens[:end])
+                # "X now lives in Y" tells a change as plainly as "X moved to Y".
+                now = "now" in low[max(0, verb - 1) : verb + 2]
                 for attr, value in _values(pred, clause):
-                    out.append(Slot(subj[0], subj[1], attr, value))
+                    out.append(Slot(subj[0], subj[1], attr, value, changed=now))
                 for q in quantities(clause):
                     # A size or a share is a setting only when the clause names one ("the
                     # attachment limit is 25 MB"); else it is what something measured.
@@ -201,6 +233,183 @@ def slots(sentence: str) -> list[Slot]:
                     out.append(Slot(subj[0], subj[1], q.kind, f"{q.value:g}"))
     out.extend(_appositions(tokens))
     return out
+
+
+_CODE_TOKEN_RE = re.compile(r"`([^`]{1,120})`|([\w.+#/@$:~'*-]+)|([(),;—–])")
+# Words between a change verb and what it names ("removed unused direct `x`").
+_LEAD = 3
+
+
+def _code_tokens(sentence: str) -> list[tuple[str, bool]]:
+    """Tokens with whether each was written as code (in backticks)."""
+    out = []
+    for m in _CODE_TOKEN_RE.finditer(sentence):
+        code, word, punct = m.groups()
+        out.append((code.strip(), True) if code is not None else (word or punct, False))
+    return out
+
+
+def _named(tok: str, code: bool) -> str | None:
+    """The canonical name of a thing in code or a product a token names, else None."""
+    t = tok.strip(".,:;!?*\"'")
+    if not t or t in _CLAUSE_END:
+        return None
+    if _is_path(t):
+        return _path(t)
+    canon, flags = _info(t)
+    # Only ever asked of a word after a verb, where a capital marks a name.
+    if code or flags & (NAMEY | IDENT | CAP):
+        return canon.strip("()*") or None
+    return None
+
+
+def _next_named(toks: Sequence[tuple[str, bool]], start: int) -> tuple[int, str] | None:
+    """The first name within ``_LEAD`` words from ``start``, in the same clause."""
+    for k in range(start, min(start + _LEAD, len(toks))):
+        tok, code = toks[k]
+        if tok in _CLAUSE_END:
+            return None
+        name = _named(tok, code)
+        if name:
+            return k, name
+        if _info(tok)[0] in _LOCATIVE | CHANGE_DESTINATION | {"with", "by", "via", "and"}:
+            return None
+    return None
+
+
+def _clause_end(toks: Sequence[tuple[str, bool]], start: int) -> int:
+    return next((k for k in range(start, len(toks)) if toks[k][0] in _CLAUSE_END), len(toks))
+
+
+def _named_subject(toks: Sequence[str]) -> frozenset[str] | None:
+    """The subject before a verb, a bracketed aside dropped ("`X` (`path`) now …")."""
+    kept: list[str] = []
+    depth = 0
+    for tok in toks:
+        if tok.endswith(":") and not depth:
+            kept.clear()  # "Refactor: X moved …": the label is a topic, X the subject
+            continue
+        if tok == "(":
+            depth += 1
+        elif tok == ")":
+            depth = max(0, depth - 1)
+        elif not depth:
+            kept.append(tok)
+    subj = _subject(kept)
+    return subj[0] if subj and subj[0] else None
+
+
+# The words a sentence telling a change holds; most sentences hold none and are not read.
+CHANGE_WORDS = CHANGE_MOVE | CHANGE_REPLACE | CHANGE_REMOVE | CHANGE_DELEGATE | PERFORMS_ITSELF
+_CHANGE_STRIP = ".,:;!?*`()\"'"
+
+
+def may_change(sentence: str) -> bool:
+    """Whether a sentence holds a change verb at all (cheap enough for every sentence)."""
+    return not CHANGE_WORDS.isdisjoint(w.strip(_CHANGE_STRIP) for w in sentence.lower().split())
+
+
+def changes(sentence: str) -> list[Slot]:
+    """The slots a sentence telling a change sets (see the module docstring)."""
+    out: list[Slot] = []
+    if not may_change(sentence):
+        return out
+    toks = _code_tokens(sentence)
+    low = [t.lower().strip(".,:!?*") for t, _ in toks]
+    if any(w in ("not", "never", "no") for w in low):
+        return out  # a change denied or asked for sets nothing
+    for v, word in enumerate(low):
+        if word not in CHANGE_WORDS and word not in CHANGE_DESTINATION:
+            continue
+        end = _clause_end(toks, v + 1)
+        if word in CHANGE_MOVE:
+            if v + 1 < len(low) and low[v + 1] in ("from", "off", "away"):
+                continue  # a switch of products: conflicts.statements reads it
+            if v + 1 < len(low) and low[v + 1] in CHANGE_DESTINATION:
+                subject = _named_subject([t for t, _ in toks[:v]])
+                dest = v + 1
+            else:
+                dest = next((k for k in range(v + 1, end) if low[k] in CHANGE_DESTINATION), None)
+                if dest is None:
+                    continue
+                got = _subject([t for t, _ in toks[v + 1 : dest]])
+                subject = got[0] if got and got[0] else None
+            place = _next_named(toks, dest + 1)
+            if subject and place:
+                out.append(Slot(subject, frozenset(), "location", place[1], changed=True))
+        elif word in CHANGE_REPLACE:
+            old = _next_named(toks, v + 1)
+            by = next((k for k in range(v + 1, end) if low[k] in ("with", "by")), None)
+            new = _next_named(toks, by + 1) if by is not None else None
+            if not (old and new):
+                continue
+            # "… in `src/types.ts`": the place whose implementation changed.
+            where = next(
+                (
+                    _path(toks[k + 1][0])
+                    for k in range(new[0], end - 1)
+                    if low[k] == "in" and _is_path(toks[k + 1][0])
+                ),
+                None,
+            )
+            subject = frozenset({where or old[1]})
+            out.append(
+                Slot(subject, frozenset(), "implementation", new[1], changed=True, was=old[1])
+            )
+        elif word in CHANGE_REMOVE:
+            gone = _next_named(toks, v + 1)
+            if gone and toks[gone[0]][1]:
+                out.append(Slot(frozenset({gone[1]}), frozenset(), "presence", "absent", True))
+        elif word in CHANGE_DELEGATE or word in PERFORMS_ITSELF:
+            subject = _named_subject([t for t, _ in toks[:v]])
+            if not subject or not any(
+                _info(t)[1] & NAMEY or code for t, code in toks[:v] if t not in _CLAUSE_END
+            ):
+                continue  # a component named in code does or passes on the work
+            if word in PERFORMS_ITSELF:
+                out.append(Slot(subject, frozenset(), "owner", "itself"))
+                continue
+            to = next((k for k in range(v + 1, end) if low[k] == "to"), None)
+            if to is None:
+                continue
+            stop = next((k for k in range(to + 1, end) if low[k] in ("via", "using", "with")), end)
+            got = _subject([t for t, _ in toks[to + 1 : stop]])
+            if got and got[0]:
+                value = " ".join(sorted(got[0]))
+                out.append(Slot(subject, frozenset(), "owner", value, changed=True))
+        if word in CHANGE_DESTINATION and (word != "to" or (v and low[v - 1] in CHANGE_MOVE)):
+            # What something moved into is there now: "… moved into X stores".
+            there = _next_named(toks, v + 1)
+            if there and not _is_path(toks[there[0]][0]):
+                out.append(Slot(frozenset({there[1]}), frozenset(), "presence", "present"))
+    return out
+
+
+def replaced_in(slots_read: Sequence[Sequence[Slot]]) -> dict[str, frozenset[str]]:
+    """Per place, the values replacements there left behind (``Slot.was``)."""
+    out: dict[str, set[str]] = {}
+    for ss in slots_read:
+        for s in ss:
+            if s.was:
+                for place in s.subject:
+                    out.setdefault(place, set()).add(s.was)
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+def mentions(sentence: str, left: dict[str, frozenset[str]]) -> list[Slot]:
+    """What an untold sentence says of a place whose implementation was replaced: "add an
+    entry to the `Shape` dict in `kinds.py`" names the value that "replaced `dict` … in
+    `kinds.py`" left."""
+    toks = _code_tokens(sentence)
+    places = {_path(t) for t, _ in toks if _is_path(t)} & left.keys()
+    if not places:
+        return []
+    words = {_info(t)[0] for t, _ in toks}
+    return [
+        Slot(frozenset({place}), frozenset(), "implementation", was)
+        for place in sorted(places)
+        for was in sorted(left[place] & words)
+    ]
 
 
 def _camel(tok: str) -> bool:
@@ -266,6 +475,11 @@ def same_subject(a: Slot, b: Slot) -> bool:
     ta, tb = a.subject | a.scope, b.subject | b.scope
     if not ta & tb:
         return False
+    if a.changed and b.changed and a.attribute == "location":
+        # Two tellings of where one thing moved name it loosely ("the billing sync moved
+        # to …", "ledger billing now lives in …"): each says it is a move, and they share
+        # half the terms of the shorter name.
+        return 2 * len(ta & tb) >= min(len(ta), len(tb))
     return ta <= tb or tb <= ta or jaccard(ta, tb) >= 0.5
 
 

@@ -81,7 +81,7 @@ def junk_reason(
     # Each pattern below starts with a known character; test that before any regex.
     if first_char in "h<" and _URL_ONLY_RE.match(stripped):
         return "bare_url"
-    if first_char in "$#>P" and SHELL_PROMPT_RE.match(stripped):
+    if first_char in "$#>P" and SHELL_PROMPT_RE.match(stripped) and not _quoted(stripped):
         return "shell_command"
     if first_char == "`" and stripped.endswith("`") and stripped.count("`") == 2:
         return "code_only"
@@ -102,6 +102,16 @@ def junk_reason(
     if stripped.count(",") >= 2 and _is_name_list(stripped):
         return "name_list"
     return None
+
+
+_QUOTE_MARK_RE = re.compile(r"(?:^|\s)>(?:\s*>)*(?=\s|$)")
+
+
+def _quoted(text: str) -> bool:
+    """Is a line opening on ">" a markdown quote rather than a command at a prompt? A
+    quote goes on in prose; a prompt is followed by a command."""
+    words = text[1:].split(None, 1)
+    return text[0] == ">" and bool(words) and words[0].lower() not in _SHELL_CMDS
 
 
 def trim_snippet(text: str, limit: int) -> str:
@@ -170,13 +180,16 @@ def _table_row(text: str) -> str:
 def display_text(sentence: str, people: frozenset[str] = frozenset()) -> str:
     """The sentence as a reviewer reads it: plain text, no log or markup noise.
 
-    Removed: a leading clock time, list markers and checkboxes, a speaker prefix ("Ann:
-    …", when Ann is one of ``people``), filler labels ("Reminder:", "FYI -"), table
-    syntax (the cells stay, joined), HTML tags, and link markup (Markdown, AsciiDoc),
+    Removed: quote markers, a leading clock time, list markers and checkboxes, a speaker
+    prefix ("Ann: …", when Ann is one of ``people``), filler labels ("Reminder:", "FYI -"),
+    table syntax (the cells stay, joined), HTML tags, and link markup (Markdown, AsciiDoc),
     whose text stays. Nothing else changes, not even case: "ledger-db-2 is …" must stay
     a host name. Every candidate and conflict text is made by this one function.
     """
     out = sentence.strip()
+    if out[:1] == ">" and _quoted(out):
+        # A quote's lines, joined: each kept its ">" marker.
+        out = _QUOTE_MARK_RE.sub(" ", out)
     if out[:1] == "|" and out.count("|") >= 2:
         out = _table_row(out)
     if "](" in out or "][" in out:

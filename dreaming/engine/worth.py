@@ -51,7 +51,18 @@ FIRST_SENTENCE = 128  # the first sentence of its block
 FIRST_BLOCK = 256  # in the first block of its text
 ONE_BLOCK = 512  # its text is that one block (a chat turn, a one-line event)
 PLAN_SECTION = 1024  # most items under its heading are to-dos (see ``plan_sections``)
-_KIND_SHIFT = 11  # bits 11.. hold the episode kind's index in KINDS
+HEADING_AHEAD = 2048  # the nearest heading above names what is still to come
+_KIND_SHIFT = 12  # bits 12.. hold the episode kind's index in KINDS
+
+# Words a heading over work still to come is named with ("Next steps", "Implementation
+# plan", "Follow-ups", "Backlog"): what stands under it is intended, not yet true.
+_AHEAD = frozenset(
+    word_list(
+        """next plan plans planned planning todo todos to-do to-dos goal goals roadmap backlog
+    followup followups follow-up follow-ups upcoming future ideas wishlist proposal proposed
+    pending"""
+    )
+)
 
 
 def place_code(
@@ -82,6 +93,8 @@ def place_code(
             code |= HEADING_DATED
         if heading.rstrip().endswith("?"):
             code |= HEADING_ASKS
+        if _AHEAD.intersection(re.findall(r"[\w-]+", heading.lower())):
+            code |= HEADING_AHEAD
     if first_sentence:
         code |= FIRST_SENTENCE
     if first_block:
@@ -196,6 +209,16 @@ _OBLIGATION = frozenset(
     ("must", "should", "never", "always", "only", "required", "need", "needs", "cannot")
 )
 _COPULA = frozenset(("is", "are", "was", "were", "be", "means", "isn't", "aren't"))
+# Hedges: what a writer is not yet sure of is an option or a plan, not a fact of the project.
+_HEDGE = frozenset(
+    word_list(
+        """consider considering optional optionally maybe perhaps possibly probably
+    likely unlikely alternatively actually might tbd"""
+    )
+)
+# A text talking about itself ("this file", "this document") is about the writing, not
+# about the project it describes.
+_SELF_RE = re.compile(r"\bthis (?:file|document|doc|page|note|section)\b", re.IGNORECASE)
 _DATED_KINDS = frozenset(("log_entry", "chat_turn", "event", "tool_call"))
 _SPEAKER_RE = re.compile(r"^[A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*)?:\s")
 _PLAIN = frozenset(" .,;:!?'’\"()-")
@@ -241,6 +264,7 @@ FEATURES = (
     "under_heading",
     "heading_dated",
     "heading_asks",
+    "heading_ahead",
     "first_sentence",
     "first_block",
     "one_block",
@@ -259,6 +283,8 @@ FEATURES = (
     "days_logged",
     "order_bullet",
     "order_step",
+    "hedged",
+    "self_reference",
 )
 
 
@@ -342,7 +368,10 @@ def features(
     order = imperative(stripped)
     plan = bool(place & PLAN_SECTION)
     # A log is dated: an order or a to-do list there is the day's plan, in a note a rule.
-    logged = KINDS[kind] in _DATED_KINDS if kind < len(KINDS) else False
+    # Under a dated heading a note keeps a log of its own ("### 2026-03-02").
+    logged = bool(place & HEADING_DATED) or (
+        KINDS[kind] in _DATED_KINDS if kind < len(KINDS) else False
+    )
     past = opens_past(stripped)
     # Log narration: what the writer did that day, in the first person or with the
     # subject dropped ("Paired with Bo on …", "I restarted the job").
@@ -388,6 +417,7 @@ def features(
         float(bool(place & UNDER_HEADING)),
         float(bool(place & HEADING_DATED)),
         float(bool(place & HEADING_ASKS)),
+        float(bool(place & HEADING_AHEAD)),
         float(bool(place & FIRST_SENTENCE)),
         float(bool(place & FIRST_BLOCK)),
         float(bool(place & ONE_BLOCK)),
@@ -408,6 +438,8 @@ def features(
         # A bullet list of orders is a to-do list; a numbered one, the steps of a procedure.
         float(order and bool(place & ITEM) and not place & NUMBERED),
         float(order and bool(place & NUMBERED)),
+        float(bool(_HEDGE & wordset)),
+        float(_SELF_RE.search(stripped) is not None),
     ]
 
 

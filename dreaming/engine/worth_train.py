@@ -49,7 +49,7 @@ from .worth import FEATURES, WEIGHTS_PATH, restatement, unit_features
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared" / "eval"
-L2 = 0.001  # on the mean log-loss: keeps rare features' weights modest
+L2 = 0.003  # on the mean log-loss: keeps rare features' weights modest
 _UNDATED = datetime(2000, 1, 1, tzinfo=UTC)
 
 
@@ -221,10 +221,12 @@ def _f1(p: np.ndarray, y: np.ndarray, t: float) -> float:
 
 
 def _threshold(held: list[tuple[np.ndarray, np.ndarray]]) -> float:
-    """The threshold (to 0.01) that maximises the worst held-out F1 over the corpora: one
-    number for every project, judged only on corpora the model did not see."""
+    """The threshold (to 0.01) that maximises the mean held-out F1 over the corpora: one
+    number for every project, judged only on corpora the model did not see. Near its top
+    the curve is flat, and the worst corpus's F1 wanders there with a handful of its
+    lines; the mean moves only with all of them."""
     grid = [k / 100 for k in range(1, 100)]
-    return max(grid, key=lambda t: (min(_f1(p, y, t) for p, y in held), -t))
+    return max(grid, key=lambda t: (sum(_f1(p, y, t) for p, y in held), -t))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -252,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{_auc(p, y):>6.3f}  "
             f"{ip:>6.3f} {ir:>6.3f}   (share of claims {base:.3f})"
         )
-    print(f"threshold {threshold:.2f} (maximises the worst held-out F1)")
+    print(f"threshold {threshold:.2f} (maximises the mean held-out F1)")
     if not args.check:
         doc = {
             "about": "claim-worthiness model; rebuild: python -m dreaming.engine.worth_train",

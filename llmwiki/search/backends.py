@@ -21,7 +21,7 @@ from django.conf import settings
 from django.db import connection
 
 from llmwiki.search import bm25f
-from llmwiki.search.documents import LAYERS, PAGE, Doc, Watermark, head
+from llmwiki.search.documents import EPISODE, LAYERS, PAGE, Doc, Watermark, head
 
 # Named after what the index was written with, its analyzer and its docs: an index from
 # another analyzer would not match the terms a query is read into, and one from another
@@ -58,8 +58,27 @@ _ANALYZER = _make_analyzer()
 FIELDS = (("body", 1.0), ("context", CONTEXT_BOOST))
 
 
-def _terms(query: str) -> list[str]:
-    return sorted({t.text for t in _ANALYZER(query)})
+def terms(text: str) -> list[str]:
+    """The index terms `text` is read into: stemmed, stop words dropped, sorted."""
+    return sorted({t.text for t in _ANALYZER(text)})
+
+
+def rarity(counts: dict[str, tuple[int, dict[str, int]]]) -> dict[str, float]:
+    """Each word's Okapi idf from {layer: (documents, {word: documents holding it})}.
+
+    Counted among the episodes, the raw material: claims and page sections restate what
+    episodes say, so counting them too would make a word commoner each time a fact about
+    it is approved, and reorder the episodes an agent gets. A word no episode holds (a
+    reviewer's own wording) is counted among every layer."""
+    total, held = counts.get(EPISODE, (0, {}))
+    every = sum(n for n, _ in counts.values())
+    out = {}
+    for word in {w for _, words in counts.values() for w in words}:
+        if held.get(word):
+            out[word] = bm25f.okapi_idf(total, held[word])
+        elif n := sum(words.get(word, 0) for _, words in counts.values()):
+            out[word] = bm25f.okapi_idf(every, n)
+    return out
 
 
 class Backend:
@@ -106,9 +125,8 @@ class Backend:
         raise NotImplementedError
 
     def idf(self, project_id: int, query: str) -> dict[str, float]:
-        """The query's words weighted by their rarity among all of the project's documents,
-        every layer together, as if claims, sections and episodes were one collection:
-        then a claim's score and an episode's compare."""
+        """The query's words weighted by their rarity in the project (see `rarity`), one
+        weight for every layer: then a claim's score and an episode's compare."""
         raise NotImplementedError
 
     def score_texts(self, query: str, texts: list[str], idf: dict[str, float]) -> list[float]:
@@ -257,10 +275,10 @@ class WhooshBackend(Backend):
                 tmp.replace(path)
 
     def search(self, project_id, layer, query, *, sensitive, limit, idf=None):
-        terms = _terms(query)
+        words = terms(query)
         if idf is not None:
-            terms = [t for t in terms if t in idf]
-        if not terms:
+            words = [t for t in words if t in idf]
+        if not words:
             return []
         searcher = self._searcher(project_id, layer)
         if searcher is None:
@@ -269,32 +287,38 @@ class WhooshBackend(Backend):
             str(self._project_dir(project_id) / layer),
             searcher,
             FIELDS,
-            terms,
+            words,
             limit,
             exclude=None if sensitive else ("clearance", "sensitive"),
             idf=idf,
+            averages=None if idf is None else self._averages(project_id),
         )
         return [(searcher.stored_fields(doc)["key"], score) for doc, score in found]
 
+    def _averages(self, project_id: int) -> dict[str, float] | None:
+        """Each field's average length among the episodes, which `rarity` counts words
+        among: a claim is then scored as an episode of the same words would be, not
+        favoured for being shorter than claims run on average."""
+        searcher = self._searcher(project_id, EPISODE)
+        if searcher is None:
+            return None
+        return {field: searcher.avg_field_length(field) or 1.0 for field, _ in FIELDS}
+
     def idf(self, project_id, query):
-        terms = _terms(query)
-        total, held = 0, dict.fromkeys(terms, 0)
+        words = terms(query)
+        counts = {}
         for layer in LAYERS:
-            searcher = self._searcher(project_id, layer) if terms else None
-            if searcher is None:
-                continue
-            count, found = bm25f.doc_freqs(
-                str(self._project_dir(project_id) / layer), searcher, FIELDS, terms
-            )
-            total += count
-            for term, n in found.items():
-                held[term] += n
-        return {t: bm25f.okapi_idf(total, n) for t, n in held.items() if n}
+            searcher = self._searcher(project_id, layer) if words else None
+            if searcher is not None:
+                counts[layer] = bm25f.doc_freqs(
+                    str(self._project_dir(project_id) / layer), searcher, FIELDS, words
+                )
+        return rarity(counts)
 
     def score_texts(self, query, texts, idf):
         """BM25 over the texts' own words, their lengths against their own average."""
-        terms = [t for t in _terms(query) if t in idf]
-        if not texts or not terms:
+        wanted = [t for t in terms(query) if t in idf]
+        if not texts or not wanted:
             return [0.0] * len(texts)
         analysed = [[t.text for t in _ANALYZER(text)] for text in texts]
         average = sum(len(words) for words in analysed) / len(analysed) or 1.0
@@ -303,7 +327,7 @@ class WhooshBackend(Backend):
             norm = (1 - bm25f.B) + bm25f.B * len(words) / average
             scores.append(
                 math.fsum(
-                    bm25f.saturated(idf[t], tf / norm) for t in terms if (tf := words.count(t))
+                    bm25f.saturated(idf[t], tf / norm) for t in wanted if (tf := words.count(t))
                 )
             )
         return scores

@@ -198,21 +198,23 @@ def top_k(
     limit: int,
     exclude: tuple[str, str] | None = None,
     idf: Mapping[str, float] | None = None,
+    averages: Mapping[str, float] | None = None,
 ) -> list[tuple[int, float]]:
     """The `limit` best (document number, score) pairs for any of `terms` in `fields`.
 
     `fields` pairs each field with its boost; documents holding the `exclude` term
     (field, text) are left out, as are deleted ones. `index_key` names the index for the
-    cache (its directory). `idf` gives each term's weight when the scores must be
-    comparable with another index's (the same statistics for both); by default it is
-    Okapi's idf within this index.
+    cache (its directory). `idf` gives each term's weight and `averages` each field's
+    average length when the scores must be comparable with another index's (the same
+    statistics for both); by default they are this index's own.
     """
     terms = list(terms)
     segments = _segments(index_key, searcher)
     total = searcher.doc_count_all()
     scores = np.zeros(total, np.float64)
     weighted = np.zeros(total, np.float64)
-    averages = {field: searcher.avg_field_length(field) or 1.0 for field, _ in fields}
+    if averages is None:
+        averages = {field: searcher.avg_field_length(field) or 1.0 for field, _ in fields}
     for text in terms:
         # BM25F: the term's frequencies in every field, each normalised by the field's
         # length and weighted by its boost, are added before saturating once.

@@ -271,12 +271,11 @@ class Delta:
 
 
 def changes_since(project_id: int, mark: Watermark, now: Watermark) -> Delta:
-    """The docs committed material between `mark` and `now` adds, changes or removes."""
-    episode_ids: set[int] = set(
-        Episode.objects.filter(
-            project=project_id, id__gt=mark.episode_id, id__lte=now.episode_id
-        ).values_list("id", flat=True)
-    )
+    """The docs that events between `mark` and `now` add, change or remove, among the
+    episodes up to `mark` and every claim and page. Episodes committed since `mark` are
+    not here: the fold writes them a chunk at a time (`episode_docs`)."""
+    older = Episode.objects.filter(project=project_id, id__lte=mark.episode_id)
+    episode_ids: set[int] = set()
     claim_ids: set[int] = set()
     source_ids: set[int] = set()
     changed: set[int] = set()  # episodes released or discarded from quarantine
@@ -294,15 +293,9 @@ def changes_since(project_id: int, mark: Watermark, now: Watermark) -> Delta:
             source_ids.add(int(object_id))
     if source_ids:
         # Erasure and supersession change episodes of a source under the source's event.
+        episode_ids |= set(older.filter(source__in=source_ids).values_list("id", flat=True))
         episode_ids |= set(
-            Episode.objects.filter(project=project_id, source__in=source_ids).values_list(
-                "id", flat=True
-            )
-        )
-        episode_ids |= set(
-            Episode.objects.filter(
-                project=project_id, superseded_by_source__in=source_ids
-            ).values_list("id", flat=True)
+            older.filter(superseded_by_source__in=source_ids).values_list("id", flat=True)
         )
     pages = set(
         PageRevision.objects.filter(
@@ -310,6 +303,7 @@ def changes_since(project_id: int, mark: Watermark, now: Watermark) -> Delta:
         ).values_list("page_id", flat=True)
     )
     # New episodes change no older doc; a released one changes its successor's context.
+    changed = {i for i in changed if i <= mark.episode_id}
     episode_ids |= changed | successors(project_id, changed)
     upserts = list(episode_docs(project_id, episode_ids))
     upserts += claim_docs(project_id, claim_ids)

@@ -10,11 +10,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from llmwiki.models import Project
+from llmwiki.models import Episode, Project
 from llmwiki.search.backends import Backend, backend
-from llmwiki.search.documents import CLAIM, EPISODE, PAGE, all_docs, changes_since, head
+from llmwiki.search.documents import (
+    CLAIM,
+    EPISODE,
+    PAGE,
+    all_docs,
+    changes_since,
+    episode_docs,
+    head,
+)
 
-# Docs written per backend call during a rebuild (bounds memory on 100k episodes).
+# Docs written per backend call during a rebuild or a fold (bounds memory on 1M episodes).
 REBUILD_CHUNK = 20_000
 
 
@@ -25,9 +33,24 @@ def index_fold(project: Project | int, using: Backend | None = None) -> int:
     mark, now = using.marks(project_id)
     if now == mark:
         return 0
+    # New episodes are most of a fold after an import: written a chunk of ids at a time,
+    # so memory does not grow with the import. The mark moves only with the last write,
+    # so a fold that dies midway is done again from the start (writes are upserts).
+    written, after = 0, mark.episode_id
+    while after < now.episode_id:
+        ids = list(
+            Episode.objects.filter(project=project_id, id__gt=after, id__lte=now.episode_id)
+            .order_by("id")
+            .values_list("id", flat=True)[:REBUILD_CHUNK]
+        )
+        docs = list(episode_docs(project_id, ids))
+        using.apply(project_id, docs, (), (), None)
+        written += len(docs)
+        after = ids[-1]
+    # The rest (reviews, releases, erasures, page revisions) is what the events name.
     delta = changes_since(project_id, mark, now)
     using.apply(project_id, delta.upserts, delta.deletes, delta.pages, delta.to)
-    return len(delta.upserts)
+    return written + len(delta.upserts)
 
 
 def index_rebuild(project: Project | int, using: Backend | None = None) -> int:

@@ -15,12 +15,23 @@ from django.db.models import OuterRef, Subquery
 
 from llmwiki.models import SearchDocument, SearchTerm, SearchWatermark
 from llmwiki.search import bm25f
-from llmwiki.search.backends import CONTEXT_BOOST, Backend
+from llmwiki.search.backends import CONTEXT_BOOST, Backend, rarity
 from llmwiki.search.documents import LAYERS, Watermark, head_columns, project_row_sql
 
 # ts_rank's weights of labels D, C, B, A: an item's own words (A) in full, its context
 # (B) at CONTEXT_BOOST, as the Whoosh backend weighs its fields.
 WEIGHTS = f"'{{0, 0, {CONTEXT_BOOST}, 1}}'::float4[]"
+
+
+def _rank(vec: str, query: str) -> str:
+    """A document's rank for one word, as SQL: ts_rank divided by 1 + the log of the
+    document's length (normalisation 1). Without it a long document (a whole runbook)
+    outranks a short one that states the answer, only for holding more words, where the
+    Whoosh backend's BM25 normalises by length. Dividing only lowers a rank, so peaks
+    kept from before stay upper bounds."""
+    return f"ts_rank({WEIGHTS}, {vec}, {query}, 1)"
+
+
 # A row's word `u.lexeme` as a tsquery of its own, quoted as `_tsquery_term` quotes one.
 LEXEME_QUERY = "('''' || replace(replace(u.lexeme, '\\', '\\\\'), '''', '''''') || '''')::tsquery"
 # Rows a first ranking pass should read, as the words' document counts estimate them: a
@@ -38,7 +49,7 @@ COUNT_TERMS_SQL = f"""
 INSERT INTO llmwiki_searchterm (project_id, layer, lexeme, docs, peak)
 SELECT %s, layer, lexeme, %s * count(*), max(peak) FROM (
   SELECT d.layer, u.lexeme,
-    CASE WHEN %s > 0 THEN ts_rank({WEIGHTS}, d.vec, {LEXEME_QUERY}) ELSE 0 END AS peak
+    CASE WHEN %s > 0 THEN {_rank("d.vec", LEXEME_QUERY)} ELSE 0 END AS peak
   FROM llmwiki_searchdocument d, unnest(d.vec) u
   WHERE d.project_id = %s AND (d.key = ANY(%s) OR d.key LIKE ANY(%s))
   UNION ALL
@@ -52,7 +63,7 @@ DO UPDATE SET docs = llmwiki_searchterm.docs + EXCLUDED.docs,
 # The counts and peaks COUNT_TERMS_SQL keeps, taken again from the rows (for
 # `search_index --check`).
 RECOUNT_TERMS_SQL = f"""
-SELECT layer, u.lexeme, count(*), max(ts_rank({WEIGHTS}, vec, {LEXEME_QUERY}))::float8
+SELECT layer, u.lexeme, count(*), max({_rank("vec", LEXEME_QUERY)})::float8
 FROM llmwiki_searchdocument, unnest(vec) u WHERE project_id = %s GROUP BY layer, u.lexeme
 UNION ALL
 SELECT layer, '', count(*), 0 FROM llmwiki_searchdocument WHERE project_id = %s GROUP BY layer
@@ -178,12 +189,11 @@ class PostgresBackend(Backend):
             return _ranked(cursor, project_id, layer, sensitive, limit, words, total)
 
     def idf(self, project_id, query):
-        docs: dict[str, int] = defaultdict(int)
-        for words in self._terms(project_id, query, fresh=True).values():
-            for lexeme, (n, _) in words.items():
-                docs[lexeme] += n
-        total = docs.pop("", 0)
-        return {lexeme: bm25f.okapi_idf(total, n) for lexeme, n in docs.items() if n > 0}
+        counts = {}
+        for layer, words in self._terms(project_id, query, fresh=True).items():
+            held = {lexeme: n for lexeme, (n, _) in words.items() if lexeme and n > 0}
+            counts[layer] = (words.get("", (0, 0.0))[0], held)
+        return rarity(counts)
 
     def _terms(self, project_id, query, *, fresh) -> dict[str, dict[str, tuple[int, float]]]:
         """{layer: {lexeme: (docs, peak)}} for the query's words ("" counting the layer's
@@ -272,7 +282,7 @@ def _text_score(idf: dict[str, float]) -> tuple[str, list]:
     """A text's score (its vector `t.vec`) as the sum of each query word's idf-weighted rank:
     fixed fragments, one per word; every value travels as a parameter."""
     terms = sorted(idf)
-    score = " + ".join(f"%s * ts_rank({WEIGHTS}, t.vec, %s::tsquery)" for _ in terms)
+    score = " + ".join(f"%s * {_rank('t.vec', '%s::tsquery')}" for _ in terms)
     return score, [x for term in terms for x in (idf[term], _tsquery_term(term))]
 
 
@@ -311,7 +321,7 @@ def _ranked(cursor, project_id, layer, sensitive, limit, words, total):
     """
     words = sorted(words, key=lambda w: -w.bound)
     named, assumed = words[:MATCH_WORDS], math.fsum(w.bound for w in words[MATCH_WORDS:])
-    score = " + ".join(f"%s * ts_rank({WEIGHTS}, vec, %s::tsquery)" for _ in words)
+    score = " + ".join(f"%s * {_rank('vec', '%s::tsquery')}" for _ in words)
     # The SQL is assembled from fixed fragments, one per query word; every value (the
     # words included) travels as a parameter.
     sql = (

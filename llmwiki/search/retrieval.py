@@ -2,8 +2,8 @@
 
 `retrieve(project, query, caller=...)` is the one entry point for the CLI, the JSON API
 and the MCP server. Reviewed claims, page sections, open conflicts and episodes are scored
-on one scale (the query's words weighted by their rarity among all of the project's
-documents) and ranked together; the layer and trust of an item lift its score by a fixed
+on one scale (the query's words weighted by their rarity among the project's episodes)
+and ranked together; the layer and trust of an item lift its score by a fixed
 factor (`BOOST`), so reviewed memory wins a near tie and never a much better match. Every
 hit names its layer and carries its citations. Every retrieval writes a `RecallTrace`,
 whose episode ids (a claim's hit counts for the episodes it was built from) feed the
@@ -28,7 +28,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from llmwiki.access import HELD_STATUSES, Labels, is_sensitive, role_in
 from llmwiki.models import ROLE_RANK, Claim, Episode, Page, Project, RecallTrace, Role
 from llmwiki.search import disputes as dispute_source
-from llmwiki.search.backends import WORDS, Backend, backend
+from llmwiki.search.backends import WORDS, Backend, backend, terms
 from llmwiki.search.documents import (
     CLAIM,
     EPISODE,
@@ -314,7 +314,7 @@ def retrieve(
     open_conflicts, scores = _disputes(project, using, query, idf, caller, claims, as_of, pool)
     conflicts = _conflicts(using, query, idf, caller, open_conflicts, pool, scores)
     _mark_disputed(claims, open_conflicts)
-    hits = _one_list(claims, sections, conflicts, episodes, limit)
+    hits = _one_list(claims, sections, conflicts, episodes, limit, query)
     pack = _pack(query, hits, budget, as_of)
     if record:
         _trace(project, pack, caller, round((time.perf_counter() - started) * 1000))
@@ -326,17 +326,40 @@ def _boosted(hit: Hit, score: float) -> Hit:
     return hit
 
 
-def _one_list(claims, sections, conflicts, episodes, limit: int) -> list[Hit]:
-    """Every layer in one order by score. A section whose claims are listed gives way to
-    them: it becomes their context, and the best of them takes its score when higher.
-    A claim matching at least STAND_IN as well as an episode it rests on is the reviewed
-    statement of it and takes its place; an episode a claim or conflict above it cites is
-    dropped, as it would repeat its evidence. Scores are then divided by the best one, so
-    the list's top is 1.0 and the rest compare."""
+def _one_list(claims, sections, conflicts, episodes, limit: int, query: str) -> list[Hit]:
+    """Every layer in one order by score.
+
+    A section whose claims are listed gives way to them: it becomes their context, and the
+    best of them takes its score when higher. A claim matching at least STAND_IN as well
+    as an episode it rests on is the reviewed statement of it and takes its place; an
+    episode a claim or conflict above it cites is dropped, as it would repeat its evidence.
+    Except where the episode says more: a claim is one wording of what its evidence says,
+    and an episode holding every query word the claim holds and more answers more fully,
+    so it keeps its place, just above the claim. Scores are then divided by the best one,
+    so the list's top is 1.0 and the rest compare."""
     by_id = {h.id: h for h in claims}
-    raw = {h.id: h.score for h in episodes}
+    by_episode = {h.id: h for h in episodes}
+    asked = set(terms(query))
+    held = {h.id: asked.intersection(terms(h.text)) for h in episodes}
+    said: dict[tuple[str, int | str], set[str]] = {}
+
+    def says(hit: Hit) -> set[str]:
+        key = (hit.kind, hit.id)
+        if key not in said:
+            said[key] = asked.intersection(terms(hit.text))
+        return said[key]
+
+    def fuller(episode_id: int, hit: Hit) -> bool:
+        return episode_id in held and says(hit) < held[episode_id]
+
     for claim in claims:
-        near = [raw[e] for e in claim.evidence_ids if 0 < raw.get(e, 0) * STAND_IN <= claim.score]
+        near = [
+            by_episode[e].score
+            for e in claim.evidence_ids
+            if e in by_episode
+            and by_episode[e].score * STAND_IN <= claim.score
+            and not fuller(e, claim)
+        ]
         claim.score = max([claim.score, *near])
     kept_sections = []
     for section in sections:
@@ -348,7 +371,16 @@ def _one_list(claims, sections, conflicts, episodes, limit: int) -> list[Hit]:
             claim.context = claim.context or section.text
         best = max(inside, key=lambda h: h.score)
         best.score = max(best.score, section.score)
-    ranked = sorted([*claims, *kept_sections, *conflicts, *episodes], key=lambda h: -h.score)
+    ahead: set[int] = set()
+    for claim in claims:
+        for e in claim.evidence_ids:
+            if fuller(e, claim):
+                by_episode[e].score = max(by_episode[e].score, claim.score)
+                ahead.add(e)
+    ranked = sorted(
+        [*claims, *kept_sections, *conflicts, *episodes],
+        key=lambda h: (-h.score, not (h.kind == EPISODE and h.id in ahead)),
+    )
     out: list[Hit] = []
     cited: set[int] = set()
     for hit in ranked:
@@ -356,7 +388,7 @@ def _one_list(claims, sections, conflicts, episodes, limit: int) -> list[Hit]:
             continue
         out.append(hit)
         if hit.kind in (CLAIM, CONFLICT):
-            cited.update(hit.evidence_ids)
+            cited.update(e for e in hit.evidence_ids if not fuller(e, hit))
         if len(out) == limit:
             break
     best = max((h.score for h in out), default=1.0) or 1.0

@@ -95,7 +95,7 @@ def queue_queryset(project: Project, data: dict):
     order = {
         "score": ["-score", "id"],
         "age": ["created_at", "id"],
-    }.get(data.get("sort") or "risk", ["-risk", "-score", "id"])
+    }.get(data.get("sort") or "risk", ["-risk", "-rank", "id"])
     return qs.order_by(*order)
 
 

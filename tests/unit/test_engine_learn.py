@@ -4,12 +4,18 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from dreaming.engine import Decided, Ep, run_sweep
-from dreaming.engine.learn import Reviewers
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+
+from dreaming.engine import Decided, Ep, learn, run_sweep
+from dreaming.engine.learn import Reviewers, Where
+from dreaming.engine.worth import place_code, shipped
 
 T0 = datetime(2026, 3, 2, 9, tzinfo=UTC)
 TODO = "Add focused unit tests around the wave manager and the spawner."
 FACT = "The staging database runs PostgreSQL 16 on db-staging-2."
+NEW_FACT = "The booking service keeps its reservations in the bookings schema."
 DECIDED = [
     Decided(12, "Add design documents for the tech tree and the sector map.", False, 0.7),
     Decided(31, "Create a CI job that runs the unit tests on every push.", False, 0.7),
@@ -17,8 +23,34 @@ DECIDED = [
 ]
 
 
-def ep(i: int, text: str) -> Ep:
-    return Ep(i, T0 + timedelta(minutes=i), text, "note", "episodic", "user:a", i, 0.8)
+def ep(i: int, text: str, kind: str = "note") -> Ep:
+    return Ep(i, T0 + timedelta(minutes=i), text, kind, "episodic", "user:a", i, 0.8)
+
+
+def written(kind: str, heading: str) -> Where:
+    place = place_code(
+        kind=kind,
+        item=kind == "log_entry",
+        number=0,
+        checkbox=None,
+        heading=heading,
+        first_sentence=True,
+        first_block=False,
+        one_block=False,
+    )
+    return Where(place, 1, 0.6 if kind == "log_entry" else 0.8)
+
+
+LOG = written("log_entry", "2026-03-02 (Mon)")
+NOTE = written("note", "Architecture")
+# A project whose reviewers reject the day's narration of its log and approve its notes.
+NARRATION = [
+    Decided(12, "Kicked off the pricing experiment with Freya this morning.", False, 0.6, LOG),
+    Decided(31, "Closed the turnstile work at the north pier after lunch.", False, 0.6, LOG),
+    Decided(40, "Paired with Ines on the rota export and the crew list.", False, 0.55, LOG),
+    Decided(50, "The booking service stores reservations in PostgreSQL 16.", True, 0.8, NOTE),
+    Decided(51, "Refunds above 150 GBP need a second approver.", True, 0.75, NOTE),
+]
 
 
 def test_rejected_to_dos_move_a_similarly_worded_one_down_and_name_who_moved_it():
@@ -51,3 +83,113 @@ def test_the_sweep_gates_the_to_do_after_rejections_and_keeps_the_fact_determini
     assert "not_claim_worthy" in {s.reason for s in after.stays_episodic}
     again = run_sweep(eps, decided=list(reversed(DECIDED)))
     assert (again.candidates, again.stays_episodic) == (after.candidates, after.stays_episodic)
+
+
+def test_the_refit_learns_where_the_project_writes_its_junk_not_only_how():
+    # The same statement, unlike every decided one in form: written in the log, where this
+    # project's reviewers rejected what they read, it moves down; written in a note it
+    # does not. A vote on wording alone cannot tell the two apart.
+    reviewers = Reviewers(NARRATION)
+    text = "The dispatch console talks to the tracker over one websocket."
+
+    in_log, in_note = reviewers.adjust(text, LOG), reviewers.adjust(text, NOTE)
+
+    assert in_log.logit < 0 and in_log.rejected and not in_log.approved
+    assert set(in_log.rejected) <= {12, 31, 40}
+    assert in_note.logit == 0.0
+    assert in_log.apply(0.5) < 0.5
+
+
+def test_the_refit_moves_a_new_narration_down_and_names_the_rejections_that_did():
+    moved = Reviewers(NARRATION).adjust(
+        "Wrapped up the berth survey with Callum before the ferry left.", LOG
+    )
+
+    assert moved.logit < -1.0
+    assert (moved.rejected, moved.approved) == ((12, 31, 40), ())
+
+
+def test_the_refit_learns_from_what_surprised_the_model_not_from_what_it_expected():
+    config = (
+        "Config lives in `fleet/vars.yml`; apply it with `ansible-playbook site.yml` from ops-1."
+    )
+    expected = Reviewers([Decided(50, config, True, 0.84, NOTE)])  # the model rates it 0.84
+    rule = "Never run migrations from both hosts."
+    surprising = Reviewers([Decided(50, rule, True, 0.29, LOG)])  # ... this one 0.29 there
+    text = "Only the release job may push tags to the main repository."
+
+    assert 0 <= expected.adjust(text, NOTE).logit < surprising.adjust(text, NOTE).logit / 2
+
+
+def test_a_candidate_keeps_where_its_wording_was_written_in_its_signals():
+    (c,) = run_sweep([ep(1, FACT)]).candidates
+
+    where = Where.from_signals(c.signals)
+
+    assert where is not None and where.place == c.signals["worth.place"]
+    assert Where.from_signals(where.signals()) == where
+    assert Where.from_signals({"worth": 0.7}) is None  # decided before places were kept
+
+
+def said_twice(i: int, text: str, kind: str) -> list[Ep]:
+    return [
+        Ep(i, T0 + timedelta(minutes=i), text, kind, "episodic", "user:a", i, 0.6),
+        Ep(i + 100, T0 + timedelta(days=1, minutes=i), text, kind, "episodic", "user:b", i, 0.6),
+    ]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known gap (issue 19): with the retrained model (threshold 0.38) three chat "
+    "rejections against one note approval move the refit's bias far enough to gate a new "
+    "clean note statement the shipped model rates 0.49, as well as the new news",
+)
+def test_after_its_chat_news_was_rejected_the_sweep_gates_new_news_and_keeps_the_note():
+    # The project's reviewers rejected what its chat reported of the day, said on two days
+    # and proposed by the shipped model, and approved its note: the sweep of new material
+    # learns that shape, place and source included, not one wording.
+    news = [
+        "The staging deploy is green again after the fix.",
+        "Freya is preparing a new price list for October.",
+        "The ferry timetable for May is still with the printer.",
+        "The north pier turnstiles are waiting on the contractor.",
+    ]
+    history = [e for i, t in enumerate(news, 1) for e in said_twice(i, t, "chat_turn")]
+    first = run_sweep([*history, ep(9, FACT)]).candidates
+    # The shipped model already gates some news; what it proposes is what reviewers decide.
+    shown = {c.text for c in first}
+    assert FACT in shown and len(shown & set(news)) >= 3 and shown <= {*news, FACT}
+    decided = [
+        Decided(i, c.text, c.text == FACT, c.signals["worth"], Where.from_signals(c.signals))
+        for i, c in enumerate(first, 1)
+    ]
+    later = "The harbour office still has the berth survey from Callum."
+    new = [*said_twice(20, later, "chat_turn"), ep(30, NEW_FACT)]
+    assert {c.text for c in run_sweep(new).candidates} == {later, NEW_FACT}
+
+    after = run_sweep(new, decided=decided)
+
+    assert [c.text for c in after.candidates] == [NEW_FACT]
+    again = run_sweep(new, decided=list(reversed(decided)))
+    assert again.candidates == after.candidates
+
+
+def test_the_move_is_the_refitted_models_change_split_over_the_decisions(monkeypatch):
+    # The refit is the L2-penalised logistic fit it claims to be: minimising the same loss
+    # with a general-purpose optimiser gives the same move for a new candidate.
+    monkeypatch.setattr(learn, "STRENGTH", 0.0)  # the refit alone, without the vote
+    model = shipped()
+    x = np.array([[*learn._features(d.text, d.where), 1.0] for d in NARRATION])
+    y = np.array([float(d.approved) for d in NARRATION])
+    c = np.where(y > 0, 1.0, learn.REJECTION)
+    z0 = x @ np.array([*model.weights, model.bias])
+
+    def loss(change: np.ndarray) -> float:
+        z = z0 + x @ change
+        return float(np.sum(c * (np.logaddexp(0, z) - y * z)) + learn.PRIOR / 2 * change @ change)
+
+    change = minimize(loss, np.zeros(x.shape[1]), method="BFGS", options={"gtol": 1e-9}).x
+    text = "The dispatch console talks to the tracker over one websocket."
+    new = np.array([*learn._features(text, LOG), 1.0])
+
+    assert Reviewers(NARRATION).adjust(text, LOG).logit == pytest.approx(change @ new, abs=1e-3)

@@ -42,7 +42,8 @@ def test_it_reads_typed_values_from_the_predicate():
     assert read("The uplink interval is 10 minutes.") == {"duration": "600"}
     assert read("Unit tests live under `src/tests/`.") == {"location": "src/tests"}
     assert read("`FrameBridge` (`src/game/components/GameLoop.tsx`) drives each frame.") == {
-        "location": "src/game/components/gameloop.tsx"
+        "location": "src/game/components/gameloop.tsx",
+        "owner": "itself",  # a component named in code doing the work itself
     }
 
 
@@ -128,3 +129,84 @@ def test_a_denial_is_never_support_for_the_statement_it_denies():
         roles = {e.episode_id: e.role for e in cand.evidence}
         if "moved" in cand.text:
             assert roles[3] == "contradict"
+
+
+def change(text: str) -> dict[str, tuple[frozenset[str], str]]:
+    return {s.attribute: (s.subject, s.value) for s in slots(text) if s.attribute != "presence"}
+
+
+def test_a_change_sets_a_location_an_implementation_a_presence_or_an_owner():
+    # where a thing went: told intransitively, transitively, or as "now lives in"
+    assert change("- Billing sync moved to `useLedgerHook` with retries.") == {
+        "location": ({"bill", "sync"}, "useledgerhook")  # stemmed terms
+    }
+    assert change("Moved the parser into `lib/parse/core.py`.")["location"][1] == (
+        "lib/parse/core.py"
+    )
+    (now,) = [s for s in slots("Ledger sync now lives in `lib/ledger.py`.")]
+    assert now.changed and now.value == "lib/ledger.py"
+    # what replaced what, in which file
+    (impl,) = [s for s in slots("Replaced `dict` configs with `TypedDict` classes in `cfg.py`.")]
+    assert (impl.subject, impl.attribute, impl.value, impl.was) == (
+        {"cfg.py"},
+        "implementation",
+        "typeddict",
+        "dict",
+    )
+    # a dependency removed, and a thing something moved into (so it is there)
+    assert {(s.subject, s.value) for s in slots("Removed unused `quickjson` dependency.")} == {
+        (frozenset({"quickjson"}), "absent")
+    }
+    assert (frozenset({"quickjson"}), "present") in {
+        (s.subject, s.value) for s in slots("Parsing moved into QuickJson readers.")
+    }
+    # a component doing its work itself, then passing it on
+    assert change("`PumpLoop` (`src/pump.ts`) handles every tick.")["owner"] == (
+        {"pumploop"},
+        "itself",
+    )
+    assert change("`PumpLoop` now delegates ticking to the scheduler via `tick()`.")["owner"] == (
+        {"pumploop"},
+        "schedul",
+    )
+
+
+def test_a_change_denied_or_only_planned_sets_nothing():
+    assert slots("We have not moved billing sync to `useLedgerHook`.") == []
+    # a switch of products is a decision (conflicts.statements), not where a thing lives
+    assert slots("We moved from RabbitMQ to Redis Streams.") == []
+    assert slots("Remove unused `quickjson` dependency.") == []  # a plan, not a removal
+    assert slots("Removed duplicate render passes.") == []  # nothing named in code
+    assert slots("The team handles billing.") == []  # no component named in code
+
+
+def test_changes_clash_only_with_what_they_change():
+    moved = [
+        slots("Billing sync moved to `useLedgerHook` with retries."),
+        slots("Ledger billing now lives in `lib/ledger.py`."),
+        slots("Refactor: invoices moved into `lib/invoice.py`."),  # another subject
+    ]
+    (clash,) = clashes(moved)
+    assert (clash.attribute, sorted(map(sorted, clash.sides))) == ("location", [[0], [1]])
+    owners = [
+        slots("`PumpLoop` handles every tick."),
+        slots("`PumpLoop` now delegates ticking to the scheduler."),
+        slots("`ValveLoop` now delegates ticking to the scheduler."),
+    ]
+    (clash,) = clashes(owners)
+    assert (clash.attribute, sorted(map(sorted, clash.sides))) == ("owner", [[0], [1]])
+    presence = [slots("Removed unused `quickjson` dependency."), slots("Moved into QuickJson.")]
+    assert [c.attribute for c in clashes(presence)] == ["presence"]
+
+
+def test_a_sweep_holds_what_a_file_held_against_the_replacement_there():
+    result = run_sweep(
+        [
+            ep(1, 0, "To add a shape, add a member to the `Shape` enum in `src/kinds.ts`."),
+            ep(2, 5, "Replaced `enum` exports with `as const` objects in `src/kinds.ts`."),
+            ep(3, 6, "Shapes are drawn by `src/draw.ts` and listed in `src/kinds.ts`."),
+        ]
+    )
+
+    (conflict,) = result.conflicts
+    assert [s.episode_ids for s in conflict.sides] == [(1,), (2,)]

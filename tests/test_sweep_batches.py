@@ -1,0 +1,216 @@
+"""A backlog of any size is swept in bounded batches, and the index fold writes in chunks."""
+
+from __future__ import annotations
+
+import json
+
+from dreaming import services
+from dreaming.engine import pipeline
+from dreaming.models import Candidate, DreamRun
+from llmwiki.ingest import RawFile, ingest_files
+from llmwiki.models import Episode, Project
+from llmwiki.search import index
+from llmwiki.search.backends import backend
+from llmwiki.search.index import index_check, index_fold, index_rebuild
+from tests.dreaming_data import DAYS
+
+CAP = 4
+
+
+def one_day(project) -> None:
+    """Every planted note of the dreaming corpus, written on one day (2026-11-02)."""
+    bullets = [line for text in DAYS.values() for line in text.splitlines() if line.startswith("-")]
+    body = "# 2026-11-02 — agent:builder\n\n## Notes\n" + "\n".join(bullets) + "\n"
+    ingest_files(
+        project=project, files=[RawFile("memory/2026-11-02.md", body.encode())], actor="system"
+    )
+
+
+def dream(project) -> DreamRun:
+    run = services.dream_request(project=project, trigger="manual", actor="test", enqueue=False)
+    return services.dream_execute(run_id=run.pk)
+
+
+def sweep_all(project) -> list[DreamRun]:
+    """Runs until the watermark reaches the newest episode (what the schedule does night
+    after night)."""
+    newest = Episode.objects.filter(project=project).order_by("-id").first().pk
+    runs = []
+    while Project.objects.get(pk=project.pk).dream_watermark < newest:
+        runs.append(dream(project))
+        assert runs[-1].status == DreamRun.Status.SUCCEEDED, runs[-1].error
+        assert len(runs) < 50, "the sweep does not advance"
+    return runs
+
+
+def capped(project, cap=CAP) -> None:
+    services.policy_update(project=project, policy={"max_episodes": cap}, actor="test")
+    project.refresh_from_db()
+
+
+def swept_ranges(runs) -> list[set[int]]:
+    """The episode ids each run read: everything between its watermark before and after."""
+    return [
+        set(
+            Episode.objects.dreamable()
+            .filter(project=r.project, id__gt=r.watermark_before, id__lte=r.watermark_after)
+            .values_list("id", flat=True)
+        )
+        for r in runs
+    ]
+
+
+def outcome(project) -> set[tuple[str, str, frozenset[str]]]:
+    return {
+        (c.text, c.status, frozenset(c.evidence.values_list("episode__content", flat=True)))
+        for c in Candidate.objects.filter(project=project)
+    }
+
+
+def test_a_day_larger_than_the_cap_is_swept_in_several_runs_each_episode_once(
+    project, other_project
+):
+    capped(project)
+    one_day(project)
+    total = Episode.objects.dreamable().filter(project=project).count()
+    assert total > 2 * CAP
+
+    runs = sweep_all(project)
+
+    assert len(runs) == -(-total // CAP)
+    assert all(r.counts["selected"] <= CAP for r in runs)
+    ranges = swept_ranges(runs)
+    assert [len(r) for r in ranges] == [r.counts["selected"] for r in runs]
+    assert set().union(*ranges) == set(
+        Episode.objects.dreamable().filter(project=project).values_list("id", flat=True)
+    )
+    assert sum(len(r) for r in ranges) == total  # none read twice
+    first = runs[0].phases["light"]["note"]
+    assert "day 2026-11-02 alone exceeds the cap and was split" in first
+    assert f"{total - CAP} remain for the next runs" in first
+    assert runs[-1].counts["remaining"] == 0
+
+    # The engine reads a batch, not the backlog: a fact said five times over four
+    # batches is never said often enough in one of them to be proposed. The one run
+    # over the whole day proposes it.
+    one_day(other_project)
+    assert len(sweep_all(other_project)) == 1
+    assert [c[0] for c in outcome(other_project) if "db-staging-2" in c[0]]
+    assert not outcome(project)
+
+
+STAGING = [line for text in DAYS.values() for line in text.splitlines() if "staging" in line]
+
+
+def test_a_fact_proposed_by_two_batches_is_one_candidate_as_in_one_run(project, other_project):
+    """Each batch proposes the fact; the second adds its evidence to the first's candidate
+    (persisting folds a draft into the candidate with its key or one it restates)."""
+    assert len(STAGING) == 5
+    lines = STAGING + [f"{line} (again)" for line in STAGING]
+    body = "# 2026-11-02 — agent:builder\n\n## Notes\n" + "\n".join(lines) + "\n"
+    for p in (project, other_project):
+        ingest_files(
+            project=p, files=[RawFile("memory/2026-11-02.md", body.encode())], actor="system"
+        )
+    capped(project, len(STAGING))
+
+    runs = sweep_all(project)
+    assert [r.counts["selected"] for r in runs] == [5, 5]
+    assert [r.counts["new_candidates"] for r in runs] == [1, 0]
+    assert len(sweep_all(other_project)) == 1
+    [(text, status, evidence)] = outcome(project)
+    [(whole_text, whole_status, whole_evidence)] = outcome(other_project)
+    assert (status, evidence) == (whole_status, whole_evidence) and len(evidence) == 10
+    # What differs: the wording is the one the first batch chose from its five, where the
+    # one run chose from all ten.
+    assert "db-staging-2" in text and "db-staging-2" in whole_text
+
+
+def test_an_older_backlog_is_swept_too_oldest_first_a_day_at_a_time(project):
+    capped(project, 3)
+    files = [RawFile(path, text.encode()) for path, text in DAYS.items()]
+    ingest_files(project=project, files=files, actor="system")
+
+    runs = sweep_all(project)
+
+    days = [tuple(sorted({e.occurred_at.date() for e in batch})) for batch in _episodes(runs)]
+    assert all(r.counts["selected"] <= 3 and not r.counts["older_left"] for r in runs)
+    # Whole days while a day fits: a batch ends at a day boundary rather than split one.
+    assert all(len(d) == 1 for d in days)
+    assert [d[0] for d in days] == sorted(d[0] for d in days)
+    assert sum(r.counts["selected"] for r in runs) == (
+        Episode.objects.dreamable().filter(project=project).count()
+    )
+
+
+def _episodes(runs):
+    return [list(Episode.objects.filter(id__in=ids).order_by("id")) for ids in swept_ranges(runs)]
+
+
+def test_a_batch_that_fails_is_taken_again_by_the_next_run(project, monkeypatch):
+    capped(project)
+    one_day(project)
+    first = dream(project)
+    mark = Project.objects.get(pk=project.pk).dream_watermark
+    assert first.watermark_after == mark
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("worker died")
+
+    monkeypatch.setattr(pipeline, "run_sweep", broken)
+    assert dream(project).status == DreamRun.Status.FAILED
+    assert Project.objects.get(pk=project.pk).dream_watermark == mark
+    monkeypatch.undo()
+
+    again = dream(project)
+    assert again.watermark_before == mark
+    assert again.counts["selected"] == CAP
+
+
+def test_a_backlog_within_the_cap_is_one_first_run_as_before(project):
+    one_day(project)
+    run = dream(project)
+    assert run.phases["light"]["note"].startswith("first run: took the newest 1 day(s)")
+    assert run.watermark_after == Episode.objects.filter(project=project).latest("id").pk
+
+
+TURNS = 23
+
+
+def transcript(n: int, start: int = 0) -> RawFile:
+    rows = [
+        {
+            "id": f"T{i}",
+            "role": "Maya" if i % 2 else "Tom",
+            "content": f"Turn {i}: the kiln at bay {i % 5} fires at {900 + i} degrees.",
+            "timestamp": f"2026-05-08T13:{i // 60:02d}:{i % 60:02d}+00:00",
+        }
+        for i in range(start, start + n)
+    ]
+    return RawFile(f"chat-{start}.jsonl", "\n".join(json.dumps(r) for r in rows).encode())
+
+
+def test_a_fold_in_chunks_writes_the_same_index_as_one_pass(project, monkeypatch):
+    ingest_files(project=project, files=[transcript(5)], actor="system")
+    assert index_fold(project) == 5
+    # New turns of a new source, and one more of the first source's turns in the same file.
+    ingest_files(project=project, files=[transcript(TURNS, start=5)], actor="system")
+    using = backend()
+    writes = []
+    apply = type(using).apply
+
+    def spy(self, project_id, upserts, *args, **kwargs):
+        writes.append(len(upserts))
+        return apply(self, project_id, upserts, *args, **kwargs)
+
+    monkeypatch.setattr(index, "REBUILD_CHUNK", 4)
+    monkeypatch.setattr(type(using), "apply", spy)
+
+    assert index_fold(project) == TURNS
+    assert max(writes) <= 4 and sum(writes) == TURNS
+    chunked = using.digests(project.pk)
+    assert index_check(project).ok
+
+    monkeypatch.undo()
+    index_rebuild(project)
+    assert using.digests(project.pk) == chunked

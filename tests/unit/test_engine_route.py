@@ -1,0 +1,132 @@
+"""Routing reads the structure a writer gave a fact: the heading it stands under, the record
+it is written in, and the form of the sentence (a condition then an order, a term and its
+appositive), not only the words it uses."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from dreaming.engine import Ep, Policy, run_sweep
+from dreaming.engine.route import route, section_page
+
+KW = {"contested": None, "procedural_votes": 0.0, "subject_label": "s", "day_label": "d"}
+
+
+def page(text: str, **kw) -> str:
+    return route(text, **KW, **kw).page
+
+
+def test_a_decision_records_title_files_every_line_under_it_as_a_decision():
+    assert section_page("ADR-0012: Queue for billing events > Context")[0] == "DECISION_LOG"
+    assert section_page("RFC 7 — Shard the ledger > Alternatives")[0] == "DECISION_LOG"
+    assert section_page("DESIGN042 - Warm cache on boot > Verification plan")[0] == ("DECISION_LOG")
+    # A release number is not a record number, and a dated log heading names no kind.
+    assert section_page("Release 2.4.1 notes") is None
+    assert section_page("2026-03-05 Thursday > 09:10") is None
+
+
+def test_the_nearest_heading_that_names_a_kind_of_page_wins():
+    assert section_page("Ledger service — architecture > Glossary (short)") == (
+        "GLOSSARY",
+        "Glossary (short)",
+    )
+    assert section_page("Ops runbook > Queue stuck")[0] == "RUNBOOKS"
+    assert section_page("Project governance > Licensing")[0] == "GOVERNANCE"
+    assert section_page("Contributing > Repository layout")[0] == "SYSTEM_OVERVIEW"
+    # "Next steps" is a plan, not a procedure.
+    assert section_page("Active context > Next steps") is None
+
+
+def test_a_plain_statement_goes_where_its_heading_says():
+    plain = "The ledger writes one row per settled invoice."
+    assert page(plain) == "SYSTEM_OVERVIEW"
+    assert page(plain, sections=["ADR-0003: Ledger storage > Decision"]) == "DECISION_LOG"
+    got = route(plain, **KW, sections=["Ledger notes > Glossary"])
+    assert got.page == "GLOSSARY" and "Glossary" in got.reason
+    # An imperative under a decision record's plan is the decision, not a runbook step.
+    assert (
+        page(
+            "Confirm the ledger rows still reconcile after the cut-over.",
+            sections=["DESIGN009 — Ledger cut-over > Verification plan"],
+        )
+        == "DECISION_LOG"
+    )
+
+
+def test_plain_restatements_do_not_outvote_the_heading_of_the_text_shown():
+    shown = "The billing app is built once for both phone platforms."
+    told = [
+        "billing app build went out today",
+        "billing app is on both stores now",
+        "the billing app build was slow",
+    ]
+    assert page(shown, restatements=told) == "SYSTEM_OVERVIEW"
+    assert page(shown, restatements=told, sections=["ADR-0004: Billing app > Decision"]) == (
+        "DECISION_LOG"
+    )
+
+
+def test_a_heading_only_the_other_evidence_stands_under_weighs_less_than_the_form_shown():
+    definition = "Backfill, the replay of missed rows from the archive, runs every night."
+    assert page(definition) == "GLOSSARY"
+    assert page(definition, restated_sections=["Ops runbook > Replays"]) == "GLOSSARY"
+    # A form the text shows beats the heading it stands under.
+    assert page(definition, sections=["RFC-0009: Archive replays > Design"]) == "GLOSSARY"
+    choice = "The team picked Caddy over Nginx for its automatic certificates."
+    assert page(choice, sections=["Project governance > Web servers policy"]) == "DECISION_LOG"
+
+
+def test_a_condition_then_an_order_is_a_step_whatever_the_verb():
+    assert page("When the cache is cold, warm it with the loader before traffic.") == "RUNBOOKS"
+    assert page("If a release turns out broken, withdraw it from the registry.") == "RUNBOOKS"
+    # A condition followed by a statement is no step.
+    assert page("When the cache is cold, the loader takes a minute.") == "SYSTEM_OVERVIEW"
+
+
+def test_a_term_set_off_by_an_appositive_is_a_definition():
+    assert page("Heard it twice today: dwell time, the minutes a van waits at the dock.") == (
+        "GLOSSARY"
+    )
+    # An adverb or a date opening the sentence is not a term.
+    assert page("Yesterday, the build failed, again.") == "SYSTEM_OVERVIEW"
+    assert page("On Monday, the team shipped, finally.") == "SYSTEM_OVERVIEW"
+
+
+def test_where_a_thing_is_defined_is_not_a_definition_and_a_record_number_is_a_decision():
+    assert page("Tile sizes are defined in `src/layout.ts` next to the map list.") == (
+        "SYSTEM_OVERVIEW"
+    )
+    assert page("RFC-0031 accepted: writes are ordered by a logical clock.") == "DECISION_LOG"
+
+
+T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+
+
+def test_a_sweep_routes_by_the_heading_its_episodes_were_imported_under():
+    def ep(i: int, text: str, section: str) -> Ep:
+        return Ep(
+            id=i,
+            occurred_at=T0 + timedelta(days=i),
+            content=text,
+            kind="note",
+            memory_type="episodic",
+            actor="alice",
+            source_id=i,
+            source_trust=0.6,
+            section=section,
+        )
+
+    text = "The invoice archive keeps every settled invoice for ten years on s3-archive-2."
+    eps = [ep(1, text, "ADR-0002: Invoice retention > Decision"), ep(2, text, "")]
+    result = run_sweep(eps, policy=Policy(min_evidence=1, min_score=0.0), now=T0 + timedelta(9))
+    (cand,) = [c for c in result.candidates if "archive" in c.text]
+    assert cand.page_target == "DECISION_LOG"
+    assert "ADR-0002" in cand.route_reason
+
+
+def test_a_never_or_always_order_is_a_rule_even_as_a_line_of_a_runbook():
+    runbook = ["Deploy runbook — api to prod > Before you start"]
+    assert page("Never restart both workers at once.", sections=runbook) == "GOVERNANCE"
+    assert page("Always take a dump before migrating.", sections=runbook) == "GOVERNANCE"
+    # Any other line of the runbook is a step.
+    assert page("The previous version number is written down.", sections=runbook) == "RUNBOOKS"

@@ -1,0 +1,22 @@
+"""How a sentence is read as a reviewer would see it: quotes, prompts and plain text."""
+
+from __future__ import annotations
+
+from dreaming.engine.text import analyse
+from dreaming.engine.wording import display_text, junk_reason
+
+
+def test_a_markdown_quote_is_prose_and_a_prompt_followed_by_a_command_is_not():
+    quote = "> **Handbook** > > This handbook is the reference for every deploy of the ledger."
+    assert junk_reason(quote, analyse(quote)) is None
+    assert display_text(quote) == (
+        "**Handbook** This handbook is the reference for every deploy of the ledger."
+    )
+    prompt = "> kubectl rollout restart deployment/ledger -n prod"
+    assert junk_reason(prompt, analyse(prompt)) == "shell_command"
+
+
+def test_a_comparison_outside_a_quote_keeps_its_sign():
+    assert display_text("Scale out when load > 80% on tw-app-1.") == (
+        "Scale out when load > 80% on tw-app-1."
+    )
