@@ -29,7 +29,7 @@ def _unresolved(project_id: int, as_of: datetime | None):
 def unresolved_vectors(project_id: int, as_of: datetime | None, lexemes: Sequence[str]):
     """The SQL (and its parameters) of (conflict id, its sides' words) for the unresolved
     conflicts a side of which holds one of `lexemes`. A side's words are the tsvector
-    PostgreSQL keeps of its text, with an index (migration 0007); a conflict's are its
+    PostgreSQL keeps of its text, with an index (migration 0008); a conflict's are its
     sides' in order, as `Dispute.words` joins their texts."""
     conflicts = _unresolved(project_id, as_of).order_by().values("id")
     conflicts, params = conflicts.query.sql_with_params()

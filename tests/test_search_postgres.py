@@ -171,22 +171,17 @@ def test_open_conflicts_are_ranked_in_the_database_and_only_the_best_are_read(
     episodes = note(project, "winch.md", "- The stern winch brake was relined in March.")
     restricted = claim_create(
         page=overview(project),
-        text="The stern winch brake and winch drum were relined by the yard.",
+        text="The stern winch brake was relined.",
         evidence=[episodes[0].pk],
         reviewer=alice,
     )
     Claim.objects.filter(pk=restricted.pk).update(security_class="restricted")
-    # Three, one, two and one of the query's words, in sides of one length; the second
-    # best has a restricted side.
-    three, _, two, _ = (
-        open_conflict(project, f"c{i}", text, "It was not.")
-        for i, text in enumerate(
-            ("stern winch brake", "stern deck gear", "stern winch gear", "stern deck gear")
-        )
-    )
+    # The best match (every word of the question) has a restricted side; four hold one.
     withheld = open_conflict(
         project, "w", restricted.text, "The stern winch brake is original.", claim=restricted
     )
+    for part in ("drum", "cover", "motor", "cable"):
+        open_conflict(project, part, f"The winch {part} was painted.", "It was not.")
     for n in range(8):
         open_conflict(project, f"other {n}", f"Tide table {n} was printed.", "It was not.")
     index_fold(project)
@@ -201,16 +196,19 @@ def test_open_conflicts_are_ranked_in_the_database_and_only_the_best_are_read(
         return found
 
     monkeypatch.setattr(disputes, "unresolved", reading)
-    for caller, expected, reads in (
-        (Caller.operator(), [three.pk, withheld.pk], 2),
+    lists = {}
+    for caller, reads in (
+        (Caller.operator(), 2),
         # The withheld conflict gives way to the next best: one more batch is read.
-        (Caller("agent:x"), [three.pk, two.pk], 4),
+        (Caller("agent:x"), 4),
     ):
         read.clear()
         found, scores = _disputes(project, using, query, idf, caller, [], None, 2)
         best = _conflicts(using, query, idf, caller, found, 2, scores)
-        assert [h.id for h in best] == expected
         assert len(set(read)) == reads  # never the tide tables, nor every winch conflict
         # The same list, to the last digit, as parsing and scoring every open conflict here.
         everyone = _conflicts(using, query, idf, caller, unresolved(project.pk), 2)
         assert [(h.id, h.score) for h in best] == [(h.id, h.score) for h in everyone]
+        lists[caller.actor] = [h.id for h in best]
+    assert lists[Caller.operator().actor][0] == withheld.pk
+    assert withheld.pk not in lists["agent:x"] and len(lists["agent:x"]) == 2

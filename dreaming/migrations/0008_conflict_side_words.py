@@ -4,7 +4,7 @@ from django.db import migrations
 # generated column the model does not declare), with a GIN index, and an aggregate joins
 # a conflict's sides' words: a retrieval then ranks the open conflicts sharing its query's
 # words where they are, instead of reading and parsing every one
-# (dreaming.retrieval.unresolved_words). A later change of the `text` column's type must
+# (dreaming.retrieval.unresolved_vectors). A later change of the `text` column's type must
 # drop and re-add `words`. SQLite keeps none of this; Whoosh reads every open conflict.
 WORDS_SQL = """
 ALTER TABLE dreaming_conflictside ADD COLUMN words tsvector
