@@ -15,7 +15,7 @@ from llmwiki.models import Episode, Page, PageKey
 from llmwiki.search import Caller, retrieve
 from llmwiki.search.backends import backend
 from llmwiki.search.disputes import Dispute, Side
-from llmwiki.search.retrieval import BOOST, CLAIM, CONFLICT, _conflicts
+from llmwiki.search.retrieval import BOOST, CLAIM, CONFLICT, Hit, _conflicts, _one_list
 from llmwiki.wiki import claim_create
 from tests.test_search import OPERATOR, approve, dream
 
@@ -200,6 +200,21 @@ def test_an_episode_holding_more_of_the_question_than_its_claim_stays_above_it(p
     query = "how long are scan records kept before the nightly purge deletes them"
     order = [(h.kind, h.id) for h in retrieve(project, query, caller=OPERATOR).hits]
     assert order[:2] == [("episode", episodes[0].pk), (CLAIM, claim.pk)]
+
+
+def test_a_claim_sharing_one_word_with_the_question_does_not_overtake_a_fuller_match():
+    # Within the near tie on scores (the claim's boosted 1.0 against the episode's 0.9),
+    # but the claim holds one of the question's three words and the episode two.
+    claim = Hit(CLAIM, 1, "Spare keys are kept behind the counter.", 1.0, "claim", "internal")
+    episode = Hit("episode", 2, "The sensor test was failing.", 0.9, "draft", "internal")
+    idf = {"test": 1.0, "kept": 1.0, "fail": 1.0}
+    listed = _one_list([claim], [], [], [episode], 10, "which test kept failing", idf)
+    assert [(h.kind, h.id) for h in listed] == [("episode", 2), (CLAIM, 1)]
+    # A claim holding the whole question keeps the full lift and wins the near tie.
+    whole = Hit(CLAIM, 3, "The sensor test kept failing.", 1.0, "claim", "internal")
+    episode = Hit("episode", 2, "The sensor test was failing.", 0.9, "draft", "internal")
+    listed = _one_list([whole], [], [], [episode], 10, "which test kept failing", idf)
+    assert [(h.kind, h.id) for h in listed] == [(CLAIM, 3), ("episode", 2)]
 
 
 def test_open_conflicts_are_read_as_values_not_rows(project, alice, monkeypatch):

@@ -25,11 +25,15 @@ WEIGHTS = f"'{{0, 0, {CONTEXT_BOOST}, 1}}'::float4[]"
 
 def _rank(vec: str, query: str) -> str:
     """A document's rank for one word, as SQL: ts_rank divided by 1 + the log of the
-    document's length (normalisation 1). Without it a long document (a whole runbook)
-    outranks a short one that states the answer, only for holding more words, where the
-    Whoosh backend's BM25 normalises by length. Dividing only lowers a rank, so peaks
-    kept from before stay upper bounds."""
-    return f"ts_rank({WEIGHTS}, {vec}, {query}, 1)"
+    number of the item's own words (label A; its context does not count, so an episode
+    is not set back against a claim of the same words for the turn beside it). Without
+    it a long document (a whole runbook) outranks a short one that states the answer,
+    only for holding more words, where the Whoosh backend's BM25 normalises by length.
+    Dividing only lowers a rank, so peaks kept from before stay upper bounds."""
+    return (
+        f"(ts_rank({WEIGHTS}, {vec}, {query}) "
+        f"/ (1 + ln(greatest(length(ts_filter({vec}, '{{a}}')), 1))))"
+    )
 
 
 # A row's word `u.lexeme` as a tsquery of its own, quoted as `_tsquery_term` quotes one.

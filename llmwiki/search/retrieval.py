@@ -48,11 +48,12 @@ from llmwiki.security.raw import redact_secrets
 CONFLICT = "conflict"
 MAX_LIMIT = 100
 MAX_QUERY = 1000
-# What an item's layer and trust multiply its score by. Reviewed material (a claim, a page
-# section compiled from claims) and an open conflict (which an agent must not miss) gain a
-# fifth over a draft episode matching as well: they win a near tie (within a sixth), and a
-# match that lacks one of two equally rare query words (about half the score) stays ahead
-# of them. An episode marked reviewed or approved at import sits in between.
+# What an item's layer and trust multiply its score by, in full for an item holding every
+# word of the question (in part for one holding some; see `_one_list`). Reviewed material
+# (a claim, a page section compiled from claims) and an open conflict (which an agent must
+# not miss) gain a fifth over a draft episode matching as well: they win a near tie
+# (within a sixth), and a match that lacks one of two equally rare query words (about half
+# the score) stays ahead of them. An episode marked reviewed or approved at import sits in between.
 BOOST = {
     CLAIM: 1.2,
     PAGE: 1.2,
@@ -326,19 +327,25 @@ def retrieve(
     open_conflicts, scores = _disputes(project, using, query, idf, caller, claims, as_of, pool)
     conflicts = _conflicts(using, query, idf, caller, open_conflicts, pool, scores)
     _mark_disputed(claims, open_conflicts)
-    hits = _one_list(claims, sections, conflicts, episodes, limit, query)
+    hits = _one_list(claims, sections, conflicts, episodes, limit, query, idf)
     pack = _pack(query, hits, budget, as_of)
     if record:
         _trace(project, pack, caller, round((time.perf_counter() - started) * 1000))
     return pack
 
 
+def _lift(hit: Hit) -> float:
+    return BOOST.get(hit.kind, BOOST.get(hit.trust_label, 1.0))
+
+
 def _boosted(hit: Hit, score: float) -> Hit:
-    hit.score = score * BOOST.get(hit.kind, BOOST.get(hit.trust_label, 1.0))
+    hit.score = score * _lift(hit)
     return hit
 
 
-def _one_list(claims, sections, conflicts, episodes, limit: int, query: str) -> list[Hit]:
+def _one_list(
+    claims, sections, conflicts, episodes, limit: int, query: str, idf: dict[str, float]
+) -> list[Hit]:
     """Every layer in one order by score.
 
     A section whose claims are listed gives way to them: it becomes their context, and the
@@ -363,6 +370,17 @@ def _one_list(claims, sections, conflicts, episodes, limit: int, query: str) -> 
 
     def fuller(episode_id: int, hit: Hit) -> bool:
         return episode_id in held and says(hit) < held[episode_id]
+
+    # A layer's or trust's lift counts for the share of the question the hit holds (its
+    # words weighted by rarity): a claim answering the question wins a near tie; one that
+    # only shares a word with it does not overtake the episode holding the rest.
+    weight = {t: idf.get(t, 0.0) for t in asked}
+    whole = sum(weight.values())
+    for hit in [*claims, *sections, *conflicts, *episodes]:
+        lift = _lift(hit)
+        if lift != 1.0 and whole:
+            share = sum(weight[t] for t in says(hit)) / whole
+            hit.score *= (1 + (lift - 1) * share) / lift
 
     for claim in claims:
         near = [
