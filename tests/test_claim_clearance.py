@@ -11,7 +11,7 @@ from llmwiki import access
 from llmwiki.ingest import RawFile, ingest_files
 from llmwiki.models import Claim, Episode, Page, PageKey, Role, SecurityClass
 from llmwiki.search.documents import claim_ids_in, page_docs
-from llmwiki.search.retrieval import Caller as RetrievalCaller
+from llmwiki.search.pack import Caller as RetrievalCaller
 from llmwiki.search.retrieval import retrieve
 from llmwiki.wiki import claim_create, page_recompile, readable_markdown, withhold_claims
 from tests.api_data import bearer, url

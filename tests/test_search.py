@@ -367,7 +367,7 @@ def test_a_query_stays_inside_its_project(project, other_project):
 
 
 def hit(pk, actor, score, text=""):
-    from llmwiki.search.retrieval import Hit
+    from llmwiki.search.pack import Hit
 
     return Hit(
         kind="episode",

@@ -15,7 +15,8 @@ from llmwiki.models import Episode, Page, PageKey
 from llmwiki.search import Caller, retrieve
 from llmwiki.search.backends import backend
 from llmwiki.search.disputes import Dispute, Side
-from llmwiki.search.retrieval import BOOST, CLAIM, CONFLICT, Hit, _conflicts, _one_list
+from llmwiki.search.pack import Hit
+from llmwiki.search.retrieval import BOOST, CLAIM, CONFLICT, _conflicts, _one_list
 from llmwiki.wiki import claim_create
 from tests.test_search import OPERATOR, approve, dream
 

@@ -5,13 +5,7 @@ as_of=None)` returning a `ContextPack` of `Hit`s; `llmwiki.search.index` keeps t
 current.
 """
 
-from llmwiki.search.retrieval import (
-    Caller,
-    ContextPack,
-    Hit,
-    RetrievalError,
-    parse_as_of,
-    retrieve,
-)
+from llmwiki.search.pack import Caller, ContextPack, Hit, RetrievalError, parse_as_of
+from llmwiki.search.retrieval import retrieve
 
 __all__ = ["Caller", "ContextPack", "Hit", "RetrievalError", "parse_as_of", "retrieve"]
