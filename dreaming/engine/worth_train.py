@@ -5,8 +5,8 @@ Usage::
     python -m dreaming.engine.worth_train            # write worth_weights.json, print LOCO
     python -m dreaming.engine.worth_train --check    # fit and evaluate; write nothing
 
-Corpora: Orchard and Kestrel from ``../shared/eval`` (beside the repository), and every
-generator under ``eval/*/`` (Harbor, Pollen), built into a temporary directory. Each
+Corpora: every labelled corpus under ``../shared/eval`` (beside the repository), and every
+generator under ``eval/*/``, built into a temporary directory. Each
 corpus is read by the product's importers into episodes (no database, no Django), the
 engine's Light phase cuts them into units, and each unit that is claim material at all
 (no junk reason) becomes one example: its features (``worth.features``) and its label,
@@ -63,10 +63,11 @@ class Data:
 
 def corpora(tmp: Path) -> list[tuple[str, Path, Path]]:
     """(name, corpus dir, key) of every labelled development corpus."""
-    out = [
-        (name, SHARED / name / "corpus", SHARED / name / "answer_key.json")
-        for name in ("orchard", "kestrel")
-    ]
+    out = []
+    # Every labelled corpus beside the repository, whatever it is called.
+    for key in sorted(SHARED.glob("*/answer_key.json"), reverse=True):
+        root = json.loads(key.read_text(encoding="utf-8")).get("corpus_root", "corpus")
+        out.append((key.parent.name, key.parent / root, key))
     for gen in sorted((REPO / "eval").glob("*/make_corpus.py")):
         dest = tmp / gen.parent.name
         for script in ("make_corpus.py", "build_key.py"):
