@@ -23,17 +23,17 @@ from llmwiki.search.documents import LAYERS, Watermark, head_columns, project_ro
 WEIGHTS = f"'{{0, 0, {CONTEXT_BOOST}, 1}}'::float4[]"
 
 
-def _rank(vec: str, query: str) -> str:
+def _rank(vec: str, query: str, words: str | None = None) -> str:
     """A document's rank for one word, as SQL: ts_rank divided by 1 + the log of the
-    number of the item's own words (label A; its context does not count, so an episode
-    is not set back against a claim of the same words for the turn beside it). Without
-    it a long document (a whole runbook) outranks a short one that states the answer,
-    only for holding more words, where the Whoosh backend's BM25 normalises by length.
-    Dividing only lowers a rank, so peaks kept from before stay upper bounds."""
-    return (
-        f"(ts_rank({WEIGHTS}, {vec}, {query}) "
-        f"/ (1 + ln(greatest(length(ts_filter({vec}, '{{a}}')), 1))))"
-    )
+    number of the item's own words, `words` (a row's `own` column, kept by the trigger of
+    migration 0015; by default the vector's length, for a text with no context). Its
+    context does not count, so an episode is not set back against a claim of the same
+    words for the turn beside it. Without it a long document (a whole runbook) outranks a
+    short one that states the answer, only for holding more words, where the Whoosh
+    backend's BM25 normalises by length. Dividing only lowers a rank, so peaks kept from
+    before stay upper bounds."""
+    words = words or f"greatest(length({vec}), 1)"
+    return f"(ts_rank({WEIGHTS}, {vec}, {query}) / (1 + ln({words})))"
 
 
 # A row's word `u.lexeme` as a tsquery of its own, quoted as `_tsquery_term` quotes one.
@@ -53,7 +53,7 @@ COUNT_TERMS_SQL = f"""
 INSERT INTO llmwiki_searchterm (project_id, layer, lexeme, docs, peak)
 SELECT %s, layer, lexeme, %s * count(*), max(peak) FROM (
   SELECT d.layer, u.lexeme,
-    CASE WHEN %s > 0 THEN {_rank("d.vec", LEXEME_QUERY)} ELSE 0 END AS peak
+    CASE WHEN %s > 0 THEN {_rank("d.vec", LEXEME_QUERY, "d.own")} ELSE 0 END AS peak
   FROM llmwiki_searchdocument d, unnest(d.vec) u
   WHERE d.project_id = %s AND (d.key = ANY(%s) OR d.key LIKE ANY(%s))
   UNION ALL
@@ -67,7 +67,7 @@ DO UPDATE SET docs = llmwiki_searchterm.docs + EXCLUDED.docs,
 # The counts and peaks COUNT_TERMS_SQL keeps, taken again from the rows (for
 # `search_index --check`).
 RECOUNT_TERMS_SQL = f"""
-SELECT layer, u.lexeme, count(*), max({_rank("vec", LEXEME_QUERY)})::float8
+SELECT layer, u.lexeme, count(*), max({_rank("vec", LEXEME_QUERY, "own")})::float8
 FROM llmwiki_searchdocument, unnest(vec) u WHERE project_id = %s GROUP BY layer, u.lexeme
 UNION ALL
 SELECT layer, '', count(*), 0 FROM llmwiki_searchdocument WHERE project_id = %s GROUP BY layer
@@ -325,7 +325,7 @@ def _ranked(cursor, project_id, layer, sensitive, limit, words, total):
     """
     words = sorted(words, key=lambda w: -w.bound)
     named, assumed = words[:MATCH_WORDS], math.fsum(w.bound for w in words[MATCH_WORDS:])
-    score = " + ".join(f"%s * {_rank('vec', '%s::tsquery')}" for _ in words)
+    score = " + ".join(f"%s * {_rank('vec', '%s::tsquery', 'own')}" for _ in words)
     # The SQL is assembled from fixed fragments, one per query word; every value (the
     # words included) travels as a parameter.
     sql = (
