@@ -197,7 +197,6 @@ def _one_list(
     by_id = {h.id: h for h in claims}
     by_episode = {h.id: h for h in episodes}
     asked = set(terms(query))
-    held = {h.id: asked.intersection(terms(h.text)) for h in episodes}
     said: dict[tuple[str, int | str], set[str]] = {}
 
     def says(hit: Hit) -> set[str]:
@@ -207,7 +206,7 @@ def _one_list(
         return said[key]
 
     def fuller(episode_id: int, hit: Hit) -> bool:
-        return episode_id in held and says(hit) < held[episode_id]
+        return episode_id in by_episode and says(hit) < says(by_episode[episode_id])
 
     # A layer's or trust's lift counts for the share of the question the hit holds (its
     # words weighted by rarity): a claim answering the question wins a near tie; one that
