@@ -204,15 +204,16 @@ def test_an_episode_holding_more_of_the_question_than_its_claim_stays_above_it(p
 
 
 def test_a_claim_sharing_one_word_with_the_question_does_not_overtake_a_fuller_match():
-    # Within the near tie on scores (the claim's boosted 1.0 against the episode's 0.9),
-    # but the claim holds one of the question's three words and the episode two.
-    claim = Hit(CLAIM, 1, "Spare keys are kept behind the counter.", 1.0, "claim", "internal")
+    # Within the near tie on scores (the claim's 1.0 with its full lift against the
+    # episode's 0.9), but the claim holds one of the question's three words, the episode two.
+    raw = 1.0 / BOOST[CLAIM]
+    claim = Hit(CLAIM, 1, "Spare keys are kept behind the counter.", raw, "claim", "internal")
     episode = Hit("episode", 2, "The sensor test was failing.", 0.9, "draft", "internal")
     idf = {"test": 1.0, "kept": 1.0, "fail": 1.0}
     listed = _one_list([claim], [], [], [episode], 10, "which test kept failing", idf)
     assert [(h.kind, h.id) for h in listed] == [("episode", 2), (CLAIM, 1)]
     # A claim holding the whole question keeps the full lift and wins the near tie.
-    whole = Hit(CLAIM, 3, "The sensor test kept failing.", 1.0, "claim", "internal")
+    whole = Hit(CLAIM, 3, "The sensor test kept failing.", raw, "claim", "internal")
     episode = Hit("episode", 2, "The sensor test was failing.", 0.9, "draft", "internal")
     listed = _one_list([whole], [], [], [episode], 10, "which test kept failing", idf)
     assert [(h.kind, h.id) for h in listed] == [(CLAIM, 3), ("episode", 2)]

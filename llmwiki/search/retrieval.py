@@ -176,11 +176,6 @@ def _lift(hit: Hit) -> float:
     return BOOST.get(hit.kind, BOOST.get(hit.trust_label, 1.0))
 
 
-def _boosted(hit: Hit, score: float) -> Hit:
-    hit.score = score * _lift(hit)
-    return hit
-
-
 def _one_list(
     claims, sections, conflicts, episodes, limit: int, query: str, idf: dict[str, float]
 ) -> list[Hit]:
@@ -215,9 +210,9 @@ def _one_list(
     whole = sum(weight.values())
     for hit in [*claims, *sections, *conflicts, *episodes]:
         lift = _lift(hit)
-        if lift != 1.0 and whole:
-            share = sum(weight[t] for t in says(hit)) / whole
-            hit.score *= (1 + (lift - 1) * share) / lift
+        if lift != 1.0:
+            share = sum(weight[t] for t in says(hit)) / whole if whole else 1.0
+            hit.score *= 1 + (lift - 1) * share
 
     for claim in claims:
         near = [
@@ -265,27 +260,24 @@ def _one_list(
 
 
 def _claim_hit(claim: dict[str, Any], score: float, locators: list[dict[str, Any]]) -> Hit:
-    return _boosted(
-        Hit(
-            kind=CLAIM,
-            id=claim["id"],
-            text=claim["text"],
-            score=score,
-            trust_label=Episode.Trust.APPROVED,
-            security_class=claim["security_class"],
-            page_target=claim["page__key"],
-            claim_ids=[claim["id"]],
-            evidence_ids=[loc["episode_id"] for loc in locators],
-            locators=locators,
-            section=claim["section"],
-            valid={
-                "recorded_from": claim["approved_at"].isoformat(),
-                "recorded_until": _iso(claim["retired_at"]),
-                "held_from": _iso(claim["held_from"]),
-                "held_until": _iso(claim["held_until"]),
-            },
-        ),
-        score,
+    return Hit(
+        kind=CLAIM,
+        id=claim["id"],
+        text=claim["text"],
+        score=score,
+        trust_label=Episode.Trust.APPROVED,
+        security_class=claim["security_class"],
+        page_target=claim["page__key"],
+        claim_ids=[claim["id"]],
+        evidence_ids=[loc["episode_id"] for loc in locators],
+        locators=locators,
+        section=claim["section"],
+        valid={
+            "recorded_from": claim["approved_at"].isoformat(),
+            "recorded_until": _iso(claim["retired_at"]),
+            "held_from": _iso(claim["held_from"]),
+            "held_until": _iso(claim["held_until"]),
+        },
     )
 
 
@@ -386,19 +378,16 @@ def _sections(project, using: Backend, query, caller, limit, idf) -> list[Hit]:
         if not caller.may_read(section_labels):
             continue  # the index lagged a new claim's labels by one fold
         out.append(
-            _boosted(
-                Hit(
-                    kind=PAGE,
-                    id=key.split(":", 1)[1],
-                    text=text,
-                    score=score,
-                    trust_label=Episode.Trust.APPROVED,
-                    security_class=section_labels.security_class,
-                    page_target=page_key,
-                    claim_ids=sorted(claim_ids_in(text)),
-                    locators=[{"page": page_key, "revision": revision}],
-                ),
-                score,
+            Hit(
+                kind=PAGE,
+                id=key.split(":", 1)[1],
+                text=text,
+                score=score,
+                trust_label=Episode.Trust.APPROVED,
+                security_class=section_labels.security_class,
+                page_target=page_key,
+                claim_ids=sorted(claim_ids_in(text)),
+                locators=[{"page": page_key, "revision": revision}],
             )
         )
     return out
@@ -458,20 +447,17 @@ def _conflicts(using: Backend, query, idf, caller, disputes, limit: int, scores=
         )
     )
     return [
-        _boosted(
-            Hit(
-                kind=CONFLICT,
-                id=d.conflict_id,
-                text=d.text,
-                score=score,
-                trust_label="disputed",
-                security_class=Labels.strictest(s.labels for s in d.sides).security_class,
-                claim_ids=d.claim_ids,
-                evidence_ids=d.evidence_ids,
-                locators=[_locator(i, episodes[i]) for i in d.evidence_ids if i in episodes],
-                status=d.status,
-            ),
-            score,
+        Hit(
+            kind=CONFLICT,
+            id=d.conflict_id,
+            text=d.text,
+            score=score,
+            trust_label="disputed",
+            security_class=Labels.strictest(s.labels for s in d.sides).security_class,
+            claim_ids=d.claim_ids,
+            evidence_ids=d.evidence_ids,
+            locators=[_locator(i, episodes[i]) for i in d.evidence_ids if i in episodes],
+            status=d.status,
         )
         for d, score in matched
     ]
@@ -527,7 +513,7 @@ def _episodes(project, found, caller, query: str, as_of: datetime | None) -> lis
         )
         if e["before_at"] and e["occurred_at"] - e["before_at"] >= SESSION_GAP:
             openers.add(pk)
-    return [_boosted(h, h.score) for h in _rerank(out, query, openers)]
+    return _rerank(out, query, openers)
 
 
 def _rerank(hits: list[Hit], query: str, openers: Collection[int] = ()) -> list[Hit]:
