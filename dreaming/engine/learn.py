@@ -26,6 +26,15 @@ A rejection weighs more than an approval (``REJECTION``): the queue shows what t
 already rates as claims, so approvals mostly confirm it while each rejection, which needs a
 reason, names a kind of wording it gets wrong here.
 
+Learning never lowers the bar across the board, either way. Since the queue shows the
+model's best candidates first, a project's first decisions are mostly approvals of what it
+rated 0.7-0.9: read literally, they would say the model is too strict everywhere and lift
+the junk just under the gate with the claims. So the refit's level is fitted but not
+applied, and a move is measured from the approved candidates' mean: only what tells this
+project's approved from its rejected candidates moves a new one. The vote likewise counts
+each neighbour's surprise beyond the model's usual shortfall on the other decisions, and
+moves nothing unless at least two neighbours push the same way (``AGREE``).
+
 Deterministic (decided candidates in id order, ties by id) and explainable: every
 adjustment names the decided candidates that moved it.
 """
@@ -43,12 +52,19 @@ from .worth import FEATURES, features, shipped
 
 K = 5  # neighbours that vote
 RADIUS = 1.25  # farther than this (about one form feature and a half) is not "similar"
+# Decisions the model got right that every project's mean shortfall starts from (see
+# Reviewers.__init__).
+SHORTFALL_PRIOR = 5.0
+AGREE = 2  # neighbours that must push the way a vote moves for it to move anything
 STRENGTH = 2.0  # log-odds a unanimous, exact-match vote moves a candidate by
 # A rejection counts this many times an approval: see the module's docstring.
 REJECTION = 2.0
-# The refit's pull back toward the shipped weights (L2 on the change of each weight, the
-# bias included, against the summed, weighted log-loss of the decisions).
+# The refit's pull back toward the shipped weights (L2 on the change of each weight against the summed, weighted log-loss of the decisions).
 PRIOR = 8.0
+# The pull on the refit's own level, which is fitted so that the weights need not carry it
+# and then left out of every move (see ``Reviewers._refit``): weak, only to keep the fit
+# finite when every decision agrees.
+LEVEL_PRIOR = 0.1
 NEWTON_STEPS = 25
 # A move smaller than this (log-odds) is no move: the refit shifts every candidate a
 # little, and the panel should say "ranked down" only where the reviewers made a difference.
@@ -148,7 +164,24 @@ class Reviewers:
         placed = [i for i, d in enumerate(self._decided) if d.where is not None]
         self._placed = placed
         self._x = np.array([[*xs[i], 1.0] for i in placed]).reshape(len(placed), len(FEATURES) + 1)
+        # Where a move is nought: the approved candidates' mean (every decided one's when
+        # none was approved). A new candidate like what this project approves is left as
+        # the model rates it; one unlike it the way the rejected ones were moves down.
+        approved = [k for k, i in enumerate(placed) if self._decided[i].approved]
+        rows = self._x[approved or list(range(len(placed))), :-1]
+        self._mean = rows.mean(axis=0) if placed else np.zeros(len(FEATURES))
         self._shares = self._refit()
+        # How far the model fell short on the other decisions, on average (rejections
+        # weighing as in the refit, and as many more decisions as ``SHORTFALL_PRIOR`` it
+        # got right, so that a few say little), for each decided candidate: never below
+        # nothing, since the queue's order biases what is decided toward approvals only.
+        c = [1.0 if d.approved else REJECTION for d in self._decided]
+        err = [float(d.approved) - d.worth for d in self._decided]
+        total, weight = sum(w * e for w, e in zip(c, err, strict=True)), sum(c)
+        self._surprise = [
+            max((total - w * e) / (weight - w + SHORTFALL_PRIOR), 0.0)
+            for w, e in zip(c, err, strict=True)
+        ]
 
     def __bool__(self) -> bool:
         return bool(self._decided)
@@ -156,7 +189,15 @@ class Reviewers:
     def _refit(self) -> np.ndarray:
         """Each placed decided candidate's share in the project's change of the shipped
         weights: ``change = sum_i share_i * x_i``, the stationarity of the penalised loss at
-        its optimum, so a new candidate's move splits exactly into the decided ones' parts."""
+        its optimum, so a new candidate's move splits exactly into the decided ones' parts.
+
+        The refit has a level of its own (``LEVEL_PRIOR``), fitted but never applied: the
+        queue shows what the model already rates highest, so how many of its candidates a
+        project approves says how the reviewers chose what to decide as much as where its
+        bar lies. Twenty approvals of the top of the queue would otherwise raise every
+        candidate, junk near the gate included; three rejected chat lines against one
+        approved note would lower every candidate, clean notes included. Only what tells
+        the approved from the rejected, in the features, moves a new candidate."""
         if not self._placed:
             return np.zeros(0)
         model = shipped()
@@ -165,13 +206,14 @@ class Reviewers:
         c = np.where(y > 0, 1.0, REJECTION)
         z0 = x @ np.array([*model.weights, model.bias])
         change = np.zeros(x.shape[1])
-        eye = PRIOR * np.eye(x.shape[1])
+        penalty = np.full(x.shape[1], float(PRIOR))
+        penalty[-1] = LEVEL_PRIOR
         # Newton's method on a strictly convex loss from no change, a fixed number of
         # steps: the same decisions give the same weights.
         for _ in range(NEWTON_STEPS):
             p = _sigmoid(z0 + x @ change)
-            grad = x.T @ (c * (p - y)) + PRIOR * change
-            hess = x.T @ (x * (c * p * (1.0 - p))[:, None]) + eye
+            grad = x.T @ (c * (p - y)) + penalty * change
+            hess = x.T @ (x * (c * p * (1.0 - p))[:, None]) + np.diag(penalty)
             change -= np.linalg.solve(hess, grad)
         return c * (y - _sigmoid(z0 + x @ change)) / PRIOR
 
@@ -184,7 +226,9 @@ class Reviewers:
         pushed: dict[int, bool] = {}  # decided candidates that moved it: index -> approved
         refit = 0.0
         if where is not None and self._placed:
-            parts = self._shares * (self._x @ np.array([*x, 1.0]))
+            # Measured from the approved candidates' mean, the level column left out: see
+            # _refit.
+            parts = self._shares * (self._x[:, :-1] @ (np.array(x) - self._mean))
             refit = float(parts.sum())
             for i, part in zip(self._placed, parts, strict=True):
                 if part * refit > 0:
@@ -213,22 +257,31 @@ class Reviewers:
             (math.dist(form, w), d.candidate_id, i)
             for i, (d, w) in enumerate(zip(self._decided, self._forms, strict=True))
         )
-        voters = [(dist, self._decided[i]) for dist, _, i in near[:K] if dist <= RADIUS]
+        voters = [(dist, i) for dist, _, i in near[:K] if dist <= RADIUS]
         if not voters:
             return 0.0, {}
         # Each neighbour votes what the model got wrong about it: a rejected candidate the
         # model rated 0.7 pulls down by 0.7, an approval it already expected barely counts.
         # Closer ones count more, and one absent voter damps the vote, so a single
-        # decision moves a candidate less than several agreeing ones.
+        # decision moves a candidate less than several agreeing ones. What the model got
+        # wrong is counted beyond what it got wrong on average on the other decisions, for
+        # the reason the refit's level is not applied (see _refit): approving the top of
+        # the queue is how reviewers chose what to decide, not a lesson about wording.
         weights = [
-            (1.0 if d.approved else REJECTION) * (1.0 - dist / (2 * RADIUS)) for dist, d in voters
+            (1.0 if self._decided[i].approved else REJECTION) * (1.0 - dist / (2 * RADIUS))
+            for dist, i in voters
         ]
-        vote = sum(
-            w * (float(d.approved) - d.worth) for w, (_, d) in zip(weights, voters, strict=True)
-        )
-        index = {d.candidate_id: i for i, d in enumerate(self._decided)}
+        pushes = [
+            w * (float(self._decided[i].approved) - self._decided[i].worth - self._surprise[i])
+            for w, (_, i) in zip(weights, voters, strict=True)
+        ]
+        vote = sum(pushes)
+        # One decision is an anecdote: a reviewer who rejected one plan has not yet said
+        # that plans are not claims here.
+        if sum(push * vote > 0 for push in pushes) < AGREE:
+            return 0.0, {}
         return STRENGTH * vote / (sum(weights) + 1.0), {
-            index[d.candidate_id]: d.approved for _, d in voters
+            i: self._decided[i].approved for _, i in voters
         }
 
 

@@ -65,11 +65,29 @@ def test_a_statement_unlike_every_decided_candidate_is_not_moved():
     assert Reviewers(DECIDED).adjust(FACT).logit == 0.0
 
 
-def test_an_approval_the_model_expected_barely_moves_a_neighbour():
-    expected = [Decided(40, "The render loop runs at a fixed step of 16 ms.", True, 0.99)]
-    surprising = [Decided(40, "The render loop runs at a fixed step of 16 ms.", True, 0.2)]
+def test_approvals_the_model_expected_barely_move_a_neighbour():
+    loop = "The render loop runs at a fixed step of 16 ms."
+    physics = "The physics step runs at a fixed rate of 60 Hz."
+    # The project's other approvals, of what the model expected, say how far it usually
+    # falls short here: what surprised it beyond that is the lesson.
+    others = [
+        Decided(50, "Refunds above 150 GBP need a second approver.", True, 0.95),
+        Decided(51, "Releases are tagged from the main branch only.", True, 0.95),
+    ]
+    expected = [Decided(40, loop, True, 0.99), Decided(41, physics, True, 0.99), *others]
+    surprising = [Decided(40, loop, True, 0.2), Decided(41, physics, True, 0.2), *others]
     text = "The audio mixer runs at a fixed rate of 48 kHz."
     assert 0 <= Reviewers(expected).adjust(text).logit < Reviewers(surprising).adjust(text).logit
+
+
+def test_one_decision_alone_does_not_move_a_neighbour():
+    # A reviewer who rejected one to-do has not yet said to-dos are not claims here; the
+    # second rejection of one does.
+    one = Reviewers(DECIDED[:1])
+    two = Reviewers(DECIDED[:2])
+
+    assert one.adjust(TODO).logit == 0.0
+    assert two.adjust(TODO).logit < 0
 
 
 def test_the_sweep_gates_the_to_do_after_rejections_and_keeps_the_fact_deterministically():
@@ -109,16 +127,27 @@ def test_the_refit_moves_a_new_narration_down_and_names_the_rejections_that_did(
     assert (moved.rejected, moved.approved) == ((12, 31, 40), ())
 
 
-def test_the_refit_learns_from_what_surprised_the_model_not_from_what_it_expected():
-    config = (
-        "Config lives in `fleet/vars.yml`; apply it with `ansible-playbook site.yml` from ops-1."
-    )
-    expected = Reviewers([Decided(50, config, True, 0.84, NOTE)])  # the model rates it 0.84
-    rule = "Never run migrations from both hosts."
-    surprising = Reviewers([Decided(50, rule, True, 0.29, LOG)])  # ... this one 0.29 there
-    text = "Only the release job may push tags to the main repository."
+def test_approvals_of_the_top_of_the_queue_alone_lift_nothing_through_the_refit():
+    # The queue shows what the model rates highest, so a project approves most of what it
+    # decides first. Those approvals say nothing that tells its claims from its junk: news
+    # of the day in its log, which the model rates just above the gate, is not lifted.
+    claims = [
+        "The booking service stores reservations in PostgreSQL 16.",
+        "Refunds above 150 GBP need a second approver.",
+        "Dispatch reads vessel positions from the AIS receivers.",
+        "The app keeps no location history after a pickup.",
+        "Releases are tagged from the main branch only.",
+        "The tide service caches each prediction for ten minutes.",
+        "Crew rotas are published every Thursday at noon.",
+        "Card readers on the boats run offline for up to a day.",
+        "The harbour console talks to the tracker over one websocket.",
+        "Passenger manifests go only to the coastguard on request.",
+    ]
+    approvals = [Decided(50 + i, t, True, 0.7 + i / 50, NOTE) for i, t in enumerate(claims)]
+    reviewers = Reviewers(approvals)
 
-    assert 0 <= expected.adjust(text, NOTE).logit < surprising.adjust(text, NOTE).logit / 2
+    for news in ("Sea Aster's bow thruster fixed: a loose connector.", "CI on main green all day."):
+        assert reviewers.adjust(news, LOG).logit <= 0.0
 
 
 def test_a_candidate_keeps_where_its_wording_was_written_in_its_signals():
@@ -138,12 +167,6 @@ def said_twice(i: int, text: str, kind: str) -> list[Ep]:
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap (issue 19): with the retrained model (threshold 0.38) three chat "
-    "rejections against one note approval move the refit's bias far enough to gate a new "
-    "clean note statement the shipped model rates 0.49, as well as the new news",
-)
 def test_after_its_chat_news_was_rejected_the_sweep_gates_new_news_and_keeps_the_note():
     # The project's reviewers rejected what its chat reported of the day, said on two days
     # and proposed by the shipped model, and approved its note: the sweep of new material
@@ -176,20 +199,25 @@ def test_after_its_chat_news_was_rejected_the_sweep_gates_new_news_and_keeps_the
 
 def test_the_move_is_the_refitted_models_change_split_over_the_decisions(monkeypatch):
     # The refit is the L2-penalised logistic fit it claims to be: minimising the same loss
-    # with a general-purpose optimiser gives the same move for a new candidate.
+    # with a general-purpose optimiser gives the same move for a new candidate, the change
+    # of the weights applied from the decided candidates' mean, the refit's level left out.
     monkeypatch.setattr(learn, "STRENGTH", 0.0)  # the refit alone, without the vote
+    monkeypatch.setattr(learn, "MIN_MOVE", 0.0)
     model = shipped()
     x = np.array([[*learn._features(d.text, d.where), 1.0] for d in NARRATION])
     y = np.array([float(d.approved) for d in NARRATION])
     c = np.where(y > 0, 1.0, learn.REJECTION)
     z0 = x @ np.array([*model.weights, model.bias])
+    penalty = np.array([learn.PRIOR] * (x.shape[1] - 1) + [learn.LEVEL_PRIOR])
 
     def loss(change: np.ndarray) -> float:
         z = z0 + x @ change
-        return float(np.sum(c * (np.logaddexp(0, z) - y * z)) + learn.PRIOR / 2 * change @ change)
+        return float(np.sum(c * (np.logaddexp(0, z) - y * z)) + penalty @ change**2 / 2)
 
     change = minimize(loss, np.zeros(x.shape[1]), method="BFGS", options={"gtol": 1e-9}).x
-    text = "The dispatch console talks to the tracker over one websocket."
-    new = np.array([*learn._features(text, LOG), 1.0])
+    text = "Wrapped up the berth survey with Callum before the ferry left."
+    new = np.array(learn._features(text, LOG)) - x[y > 0, :-1].mean(axis=0)
 
-    assert Reviewers(NARRATION).adjust(text, LOG).logit == pytest.approx(change @ new, abs=1e-3)
+    moved = Reviewers(NARRATION).adjust(text, LOG).logit
+    assert moved == pytest.approx(change[:-1] @ new, abs=1e-3)
+    assert abs(moved) > 0.1
