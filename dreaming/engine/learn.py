@@ -59,7 +59,8 @@ AGREE = 2  # neighbours that must push the way a vote moves for it to move anyth
 STRENGTH = 2.0  # log-odds a unanimous, exact-match vote moves a candidate by
 # A rejection counts this many times an approval: see the module's docstring.
 REJECTION = 2.0
-# The refit's pull back toward the shipped weights (L2 on the change of each weight against the summed, weighted log-loss of the decisions).
+# The refit's pull back toward the shipped weights (L2 on the change of each weight,
+# against the summed, weighted log-loss of the decisions).
 PRIOR = 8.0
 # The pull on the refit's own level, which is fitted so that the weights need not carry it
 # and then left out of every move (see ``Reviewers._refit``): weak, only to keep the fit
