@@ -6,12 +6,15 @@ share one fate: when a later log contests the first, the whole line becomes an o
 question and drags the uncontested second with it. Cut apart, each clause is grouped,
 routed, conflict-checked and gated on its own.
 
-A clause is cut off only when it stands alone, judged by its structure: long enough to
-say something, holding a finite verb (an auxiliary, a verb inflected after the word that
-could be its subject, or an order), and not opening on a word that leans on what came
-before ("which …", "then …", "it …"). Anything else stays attached to the clause before
-it, so "Avoid `any`; prefer `unknown`." and a list after a label stay one unit.
-"""
+The cut is decided by structure, never by a phrasing. Both clauses must stand alone: long
+enough to say something, holding a finite verb (an auxiliary, a verb inflected after the
+word that could be its subject) or giving an order. The second must open on its own
+subject or an order, not on a word that leans on the first (an article, a pronoun, a
+conjunction: "…; the rates live in …", "…; we do not …"), must point back at nothing
+("… consumes its stream"), and must share no subject term with the first, since two
+clauses about one thing are one fact told in two steps. Anything else stays attached to
+the clause before it, so "Avoid `any`; prefer `unknown`." and a list after a label stay
+one unit."""
 
 from __future__ import annotations
 
@@ -24,16 +27,9 @@ from .worth import _AUX, _CLOSED, imperative
 # Fewer words than this say too little to be approved on their own ("Avoid `any`").
 MIN_CLAUSE_WORDS = 4
 
-# Words that open a clause continuing the one before it: a conjunction or a relative
-# pronoun makes the clause a part of its neighbour, and a personal pronoun leans on it for
-# who it speaks of ("…; we do not adopt the other, because …").
-_CONTINUES = frozenset(
-    word_list(
-        """and or but nor so then thus hence therefore otherwise else which who whom whose
-        where whereas while because since as although though unless until than yet plus
-        i we you he she it they"""
-    )
-)
+# Connectives that open a clause drawing on the one before it ("…; hence …"), besides the
+# closed-class words (``_CLOSED``: articles, pronouns, conjunctions), which do the same.
+_CONTINUES = frozenset(word_list("nor thus hence therefore otherwise else whereas plus"))
 # Words that point back wherever they stand in a clause: "…; the service consumes its
 # stream", "…; every session is logged and reviewed by those who …".
 _POINTS_BACK = frozenset(word_list("it its they them their these those this such"))
@@ -79,28 +75,30 @@ def _has_verb(words: list[str]) -> bool:
 
 
 def stands_alone(clause: str) -> bool:
-    """Could this clause be read, and approved, as a sentence of its own?"""
+    """Could this clause be read as a sentence of its own? Long enough to say something,
+    and holding a finite verb or giving an order."""
     plain = _CODE_SPAN_RE.sub(" X ", clause).strip(" ;,.*_")
     words = _WORDS_RE.findall(plain)
     if len(words) < MIN_CLAUSE_WORDS:
-        return False
-    first = words[0].lower()
-    # A clause opens on its subject or on an order. A closed-class word first ("the
-    # rates live …", "every session …", "now 5k rows …") points back at the clause
-    # before, and so does an "-ing" form ("ensuring fresh …", "bumping one …").
-    if first in _CLOSED or first in _CONTINUES or first.endswith("ing"):
         return False
     return _has_verb(words) or imperative(plain[:1].upper() + plain[1:])
 
 
 def _apart(head: str, tail: str) -> bool:
-    """Do two clauses state two facts? Each stands alone, the second points back at
-    nothing, and they share no subject term: two clauses about one thing ("…
-    `instanceColor`…; … gates `instanceColor` …") are one fact told in two steps."""
+    """Do two clauses state two facts? Each stands alone; the second opens on its own
+    subject or an order, points back at nothing, and shares no subject term with the
+    first: two clauses about one thing ("… `instanceColor` …; … gates `instanceColor`
+    …") are one fact told in two steps."""
     if not (stands_alone(head) and stands_alone(tail)):
         return False
-    plain = _CODE_SPAN_RE.sub(" ", tail).lower()
-    if not _POINTS_BACK.isdisjoint(_WORDS_RE.findall(plain)):
+    words = _WORDS_RE.findall(_CODE_SPAN_RE.sub(" X ", tail).lower())
+    first = words[0]
+    # A closed-class word first ("the rates live …", "we do not …", "every session …")
+    # leans on the clause before, and so does a connective or an "-ing" form ("ensuring
+    # …", "bumping one …"); a word pointing back anywhere does too ("… consumes its …").
+    if first in _CLOSED or first in _CONTINUES or first.endswith("ing"):
+        return False
+    if not _POINTS_BACK.isdisjoint(words):
         return False
     return subject_terms(head).isdisjoint(subject_terms(tail))
 
