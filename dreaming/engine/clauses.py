@@ -31,8 +31,8 @@ MIN_CLAUSE_WORDS = 4
 # closed-class words (``_CLOSED``: articles, pronouns, conjunctions), which do the same.
 _CONTINUES = frozenset(word_list("nor thus hence therefore otherwise else whereas plus"))
 # Words that point back wherever they stand in a clause: "…; the service consumes its
-# stream", "…; every session is logged and reviewed by those who …".
-_POINTS_BACK = frozenset(word_list("it its they them their these those this such"))
+# stream", "…; inside that, passengers get a voucher".
+_POINTS_BACK = frozenset(word_list("it its they them their that these those this such"))
 _CODE_SPAN_RE = re.compile(r"`[^`]*`")
 _WORDS_RE = re.compile(r"[A-Za-z][\w'’-]*")
 _OPEN, _CLOSE = "([{", ")]}"
@@ -81,7 +81,9 @@ def stands_alone(clause: str) -> bool:
     words = _WORDS_RE.findall(plain)
     if len(words) < MIN_CLAUSE_WORDS:
         return False
-    return _has_verb(words) or imperative(plain[:1].upper() + plain[1:])
+    # An order is written as one, capitalised: a lower-case clause opening on a bare
+    # word is as often a label or a noun ("rollout to half the team on Friday").
+    return _has_verb(words) or (plain[:1].isupper() and imperative(plain))
 
 
 def _apart(head: str, tail: str) -> bool:
@@ -92,7 +94,7 @@ def _apart(head: str, tail: str) -> bool:
     if not (stands_alone(head) and stands_alone(tail)):
         return False
     words = _WORDS_RE.findall(_CODE_SPAN_RE.sub(" X ", tail).lower())
-    first = words[0]
+    first = re.split(r"['’]", words[0])[0]  # "they'd" leans on the clause as "they" does
     # A closed-class word first ("the rates live …", "we do not …", "every session …")
     # leans on the clause before, and so does a connective or an "-ing" form ("ensuring
     # …", "bumping one …"); a word pointing back anywhere does too ("… consumes its …").

@@ -50,6 +50,10 @@ def test_two_clauses_about_two_things_become_two_units_each_as_written():
         "Frames land in the broker first; the decoder consumes its stream and stores rows.",
         "The export job was rewritten last spring; hence reports arrive before noon now.",
         "Sessions are allowed for support work; ensuring tickets get linked is on the lead.",
+        "Skippers liked the new threshold in knots; they'd want gusts counted as well.",
+        "Refunds closed after one day; support desk handles that backlog manually.",
+        # a lower-case clause opening on a bare word is a label or a noun, not an order
+        "Yusuf showed the tablet layout; rollout to half the dispatchers on Friday.",
         # the same subject in both: one fact told in two steps
         "Tiles use vertex colours for shading; instanced tiles multiply vertex colours too.",
         # no verb: a list after a label
