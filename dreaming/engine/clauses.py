@@ -1,19 +1,19 @@
 """Cut a sentence that states several facts into one unit per fact.
 
-A semicolon joins clauses that could each have been a sentence of their own ("Wave
-progression moved to X; path generation uses BFS in Y."). Read as one unit, the two facts
-share one fate: when a later log contests the first, the whole line becomes an open
-question and drags the uncontested second with it. Cut apart, each clause is grouped,
-routed, conflict-checked and gated on its own.
+A semicolon joins clauses that could each have been a sentence of their own ("The report
+job moved to the new host; invoice exports land in the archive bucket."). Read as one
+unit, the two facts share one fate: when a later log contests the first, the whole line
+becomes an open question and drags the uncontested second with it. Cut apart, each clause
+is grouped, routed, conflict-checked and gated on its own.
 
 The cut is decided by structure, never by a phrasing. Both clauses must stand alone: long
 enough to say something, holding a finite verb (an auxiliary, a verb inflected after the
 word that could be its subject) or giving an order. The second must open on its own
 subject or an order, not on a word that leans on the first (an article, a pronoun, a
-conjunction: "…; the rates live in …", "…; we do not …"), must point back at nothing
+conjunction: "…; the limits live in …", "…; we do not …"), must point back at nothing
 ("… consumes its stream"), and must share no subject term with the first, since two
 clauses about one thing are one fact told in two steps. Anything else stays attached to
-the clause before it, so "Avoid `any`; prefer `unknown`." and a list after a label stay
+the clause before it, so "Avoid globals; prefer arguments." and a list after a label stay
 one unit."""
 
 from __future__ import annotations
@@ -24,14 +24,14 @@ from .blocks import sentences
 from .text import subject_terms, word_list
 from .worth import _AUX, _CLOSED, imperative
 
-# Fewer words than this say too little to be approved on their own ("Avoid `any`").
+# Fewer words than this say too little to be approved on their own ("Avoid globals").
 MIN_CLAUSE_WORDS = 4
 
 # Connectives that open a clause drawing on the one before it ("…; hence …"), besides the
 # closed-class words (``_CLOSED``: articles, pronouns, conjunctions), which do the same.
 _CONTINUES = frozenset(word_list("nor thus hence therefore otherwise else whereas plus"))
-# Words that point back wherever they stand in a clause: "…; the service consumes its
-# stream", "…; inside that, passengers get a voucher".
+# Words that point back wherever they stand in a clause: "…; the worker consumes its
+# stream", "…; inside that window, the desk decides".
 _POINTS_BACK = frozenset(word_list("it its they them their that these those this such"))
 _CODE_SPAN_RE = re.compile(r"`[^`]*`")
 _WORDS_RE = re.compile(r"[A-Za-z][\w'’-]*")
@@ -61,8 +61,8 @@ def _cut_points(sentence: str) -> list[int]:
 def _has_verb(words: list[str]) -> bool:
     """Does the clause hold a finite verb? An auxiliary or copula anywhere; else a word
     inflected in "-s" or "-ed" in the run of content words the clause opens on, where the
-    verb follows its subject ("path generation uses", "wave system moved"). After a
-    closed-class word such a word is a noun ("on dedicated hosts", "with hooks")."""
+    verb follows its subject ("report job moved", "exports land"). After a
+    closed-class word such a word is a noun ("on two spare nodes", "with plugins")."""
     low = [w.lower() for w in words]
     if any(w in _AUX for w in low):
         return True
@@ -89,15 +89,15 @@ def stands_alone(clause: str) -> bool:
 def _apart(head: str, tail: str) -> bool:
     """Do two clauses state two facts? Each stands alone; the second opens on its own
     subject or an order, points back at nothing, and shares no subject term with the
-    first: two clauses about one thing ("… `instanceColor` …; … gates `instanceColor`
+    first: two clauses about one thing ("… `cacheKey` …; … derives `cacheKey`
     …") are one fact told in two steps."""
     if not (stands_alone(head) and stands_alone(tail)):
         return False
     words = _WORDS_RE.findall(_CODE_SPAN_RE.sub(" X ", tail).lower())
     first = re.split(r"['’]", words[0])[0]  # "they'd" leans on the clause as "they" does
-    # A closed-class word first ("the rates live …", "we do not …", "every session …")
+    # A closed-class word first ("the limits live …", "we do not …", "every entry …")
     # leans on the clause before, and so does a connective or an "-ing" form ("ensuring
-    # …", "bumping one …"); a word pointing back anywhere does too ("… consumes its …").
+    # …", "raising one …"); a word pointing back anywhere does too ("… consumes its …").
     if first in _CLOSED or first in _CONTINUES or first.endswith("ing"):
         return False
     if not _POINTS_BACK.isdisjoint(words):

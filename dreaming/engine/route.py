@@ -195,7 +195,7 @@ def _names(word: str) -> bool:
     return not flags & (STOP | WEAK | GENERIC | DATE | NUM) and not word.lower().endswith("ly")
 
 
-# A label opening the text or a sentence of it, bold or not: "**Learning:** …", "Fix: …".
+# A label opening the text or a sentence of it, bold or not: "**Finding:** …", "Fix: …".
 _LABEL_RE = re.compile(
     r"(?:^|(?<=[.!?])\s+)\W{0,2}(?:\*\*)?[A-Z][\w-]*(?: [\w-]+){0,2}:(?:\*\*)?\s+"
 )
@@ -203,7 +203,7 @@ _LABEL_RE = re.compile(
 
 def _lesson_then_order(text: str) -> str | None:
     """The order in a labelled pair whose first part states something and whose next part
-    orders what to do about it ("**Learning:** X causes churn. **Action:** Use tuples."):
+    orders what to do about it ("**Finding:** X slows every request. **Response:** Cache X."):
     what was learned, turned into a standing instruction, is a rule."""
     heads = list(_LABEL_RE.finditer(text))
     for before, label in itertools.pairwise(heads):
