@@ -18,6 +18,7 @@ import numpy as np
 
 from . import grouping
 from .blocks import blocks, sentences
+from .clauses import statements
 from .dedupe import Identity, TokenHasher, exact_groups, near_duplicate_groups
 from .facts import Block, Clock, CoreTerms, Fact, Inputs, Units
 from .procedure import MIN_STEPS, Instance, chain_labelled, step_label
@@ -78,7 +79,8 @@ def run(inp: Inputs, clock: Clock) -> LightResult:
     )
 
 
-# (sentence, sentence id, checkbox, heading, code, block number, place code)
+# (sentence, sentence id, checkbox, heading, code, run number, place code): a run is
+# the sentences of one block that state one fact (see ``clauses.statements``)
 _Row = tuple[str, int, str | None, bool, bool, int, int]
 
 
@@ -173,38 +175,49 @@ def _analyse_texts(eps: Sequence[Ep], aside: dict[int, str], exact: list[list[in
         # the nearest heading above, in its text or else where its source put it
         above: str | None = eps[g[0]].section.rpartition(" > ")[2] or None
         seen_prose = False
+        part = -1
         for bno, (text, heading, box, code, number, item) in enumerate(parts):
             start = len(rows)
-            # A heading or a block of tool output is one unit: splitting it into
-            # "sentences" would only make more junk to carry around.
-            said = (text,) if heading or code else sentences(text)
-            for k, s in enumerate(said):
-                si = get(s)
-                if si is None:
-                    si = index[s] = len(feats)
-                    feats.append(analyse(s))
-                at = place_code(
-                    kind=kind,
-                    item=item,
-                    number=number,
-                    checkbox=box,
-                    heading=above,
-                    first_sentence=k == 0,
-                    first_block=not seen_prose,
-                    one_block=prose == 1,
-                    plan=plans[bno] or in_plan,
-                )
-                rows.append((s, si, box, heading, code, bno, at))
-                box = None  # a checkbox marks its item's first sentence, not the rest
-            if heading:
-                above = text
-            elif not code:
-                seen_prose = True
             # "tep " is in every "step N"/"Step N" label; most blocks skip the regex.
             if number or heading or code or text.find("tep ", 0, 18) < 0:
                 step = number
             else:
                 step = step_label(text)
+            # A heading or a block of tool output is one unit: splitting it into
+            # "sentences" would only make more junk to carry around. A procedure's step
+            # is matched against other runs of it as written, so its clauses stay whole.
+            if heading or code:
+                said = [[text]]
+            elif step:
+                said = [sentences(text)]
+            else:
+                said = statements(text)
+            k = 0
+            for run in said:
+                part += 1  # the sentences of one run are grouped as one block
+                for s in run:
+                    si = get(s)
+                    if si is None:
+                        si = index[s] = len(feats)
+                        feats.append(analyse(s))
+                    at = place_code(
+                        kind=kind,
+                        item=item,
+                        number=number,
+                        checkbox=box,
+                        heading=above,
+                        first_sentence=k == 0,
+                        first_block=not seen_prose,
+                        one_block=prose == 1,
+                        plan=plans[bno] or in_plan,
+                    )
+                    rows.append((s, si, box, heading, code, part, at))
+                    k += 1
+                    box = None  # a checkbox marks its item's first sentence, not the rest
+            if heading:
+                above = text
+            elif not code:
+                seen_prose = True
             if step:  # every sentence of a procedure step belongs to that step
                 rep_steps.setdefault(gi, []).extend(
                     (r, step, number > 0) for r in range(start, min(len(rows), limit))
@@ -320,11 +333,11 @@ def _build_units(inp: Inputs, read: _Read, dup: _Dups, counts: Counter[str]) -> 
         steps_at = rep_steps.get(dup.group_rep[gidx]) if rep_steps else None
         row_unit: list[int] | None = [] if steps_at else None
         block_no, block = -1, []
-        for s, si, box, heading, code, bno, at in read.rep_sents[dup.group_rep[gidx]]:
-            if bno != block_no:
+        for s, si, box, heading, code, run, at in read.rep_sents[dup.group_rep[gidx]]:
+            if run != block_no:
                 if block:
                     blocks_seen.setdefault(tuple(block), None)
-                block_no, block = bno, []
+                block_no, block = run, []
             # Tool output shares no unit with prose that happens to read the same.
             key = "\x00" + s if code else s
             u = None if heading else unit_of.get(key)
@@ -367,7 +380,9 @@ def _add_claims(
         steps: dict[int, list[int]] = {}
         claim_block: list[int] = []
         for b in blocks(c.text):
-            for s in sentences(b.text):
+            # Cut as the material is, so a clause seen again reinforces the claim.
+            said = [sentences(b.text)] if b.number else statements(b.text)
+            for s in (s for run in said for s in run):
                 f = analyse(s)
                 if f.subject:
                     u = add(s, f, c.id, None, None)

@@ -25,6 +25,7 @@ definition written inside a decision record is still a definition.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -194,11 +195,32 @@ def _names(word: str) -> bool:
     return not flags & (STOP | WEAK | GENERIC | DATE | NUM) and not word.lower().endswith("ly")
 
 
+# A label opening the text or a sentence of it, bold or not: "**Finding:** …", "Fix: …".
+_LABEL_RE = re.compile(
+    r"(?:^|(?<=[.!?])\s+)\W{0,2}(?:\*\*)?[A-Z][\w-]*(?: [\w-]+){0,2}:(?:\*\*)?\s+"
+)
+
+
+def _lesson_then_order(text: str) -> str | None:
+    """The order in a labelled pair whose first part states something and whose next part
+    orders what to do about it ("**Finding:** X slows every request. **Response:** Cache X."):
+    what was learned, turned into a standing instruction, is a rule."""
+    heads = list(_LABEL_RE.finditer(text))
+    for before, label in itertools.pairwise(heads):
+        if imperative(text[label.end() :]) and not imperative(text[before.end() : label.start()]):
+            return text[label.start() :].strip()
+    return None
+
+
 def _forms(text: str) -> dict[str, tuple[float, str]]:
     """Cues read from the sentence's structure rather than its words: an order (a step
     unless its place says otherwise), an order after its condition (a step), a term set off
-    by an appositive (a definition)."""
+    by an appositive (a definition), an order drawn from a lesson stated before it (a
+    rule)."""
     found: dict[str, tuple[float, str]] = {}
+    order = _lesson_then_order(text) if text.count(":") > 1 else None
+    if order:
+        found["GOVERNANCE"] = (FORM, order[:40])
     m = _CONDITION_RE.match(text)
     if m and imperative(m.group("then")[:1].upper() + m.group("then")[1:]):
         found["RUNBOOKS"] = (FORM, m.group(0)[:40])

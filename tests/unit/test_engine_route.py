@@ -130,3 +130,24 @@ def test_a_never_or_always_order_is_a_rule_even_as_a_line_of_a_runbook():
     assert page("Always take a dump before migrating.", sections=runbook) == "GOVERNANCE"
     # Any other line of the runbook is a step.
     assert page("The previous version number is written down.", sections=runbook) == "RUNBOOKS"
+
+
+def test_an_order_drawn_from_a_lesson_stated_before_it_is_a_rule():
+    lesson = (
+        "**Finding:** Parsing the config on every request doubles the p95 latency. "
+        "**Response:** Parse it once at start-up and pass the parsed object down."
+    )
+    assert page(lesson) == "GOVERNANCE"
+    assert page("Cause: the cache fills up overnight. Fix: Clear the cache before the batch.") == (
+        "GOVERNANCE"
+    )
+    # Labelled orders in a row are steps of a how-to, and one label over orders is a
+    # heading of its own, not a lesson.
+    assert page("Step 1: Drain the node. Step 2: Restart the worker on it.") != "GOVERNANCE"
+    assert page("**Plugins:** Define new plugins in the registry. Add tests next to them.") != (
+        "GOVERNANCE"
+    )
+    # A statement after a statement orders nothing.
+    assert page("**Finding:** Parsing is slow. **Impact:** The p95 latency doubles.") != (
+        "GOVERNANCE"
+    )
