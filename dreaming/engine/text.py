@@ -212,12 +212,6 @@ _CAMEL_RE = re.compile(r"[a-z][A-Z]|^[A-Z]{2,}[a-z]")
 TOKEN_RE = re.compile(r"[@A-Za-z0-9_][\w.+#%'’-]*[\w+#%]|[A-Za-z0-9]")
 _CODE_RE = re.compile(r"`([^`\n]{1,80})`")
 
-_OWNER_RE = re.compile(
-    r"\b(@?[A-Z][a-z]+)\s+(?:owns|leads|maintains|is (?:the )?(?:owner|lead|responsible))\b"
-    r"|\b(?:owned|maintained|led|run) by\s+(@?[A-Za-z][\w-]*)"
-    r"|\b(?:owner|assignee|assigned to)\s*[:=]?\s+(@?[A-Za-z][\w-]*)"
-)
-
 
 # Per-token memo. A plain dict lookup inlined in the hot loops is several times cheaper
 # than a functools.lru_cache call; the size cap keeps a pathological corpus bounded.
@@ -480,21 +474,6 @@ def analyse(text: str) -> Features:
         codes = _CODE_RE.findall(text)
         if codes:
             idents.update(c.strip().lower() for c in codes)
-    if (
-        "own" in text
-        or "ssign" in text
-        or "aintain" in text
-        or " lead" in text
-        or "ed by" in text
-        or "un by" in text
-    ):
-        # Owners usually open the sentence ("Alice owns ..."), where capitalisation is no
-        # evidence of a name; the ownership phrase is.
-        for m in _OWNER_RE.finditer(text):
-            who = (m.group(1) or m.group(2) or m.group(3) or "").lstrip("@").lower()
-            if who and who not in STOPWORDS:
-                names.add(who)
-                subject.add(who)
     return Features(
         words=words,
         content=content,
