@@ -6,7 +6,7 @@ Three kinds, each found through an index rather than by comparing all pairs:
   typed slots (``slots``), where events, readings and counts set nothing. A version and a
   more precise one ("v1.4" and "v1.4.2") agree (``values_clash``).
 * **reversal** — "moved/switched/migrated from X to Y", "replaced X with Y", "no longer use
-  X", "dropped X" against an earlier "use/decided on X" (or an approved claim saying so).
+  X" against an earlier "use/decided on X" (or an approved claim saying so).
 * **negation** — "we do not use X" vs "we use X", in either order.
 
 Decision statements are indexed by their object's canonical head word ("QueueCo" →
@@ -75,12 +75,6 @@ _REV_RES: list[tuple[re.Pattern[str], tuple[str, ...]]] = [
         ),
         ("longer", "stop"),
     ),
-    (
-        re.compile(
-            r"\b(?i:dropped|ditched|abandoned|retired)\s+" + _OBJ.format(g="x") + _SCOPE.format()
-        ),
-        ("dropped", "ditched", "abandoned", "retired"),
-    ),
 ]
 # Substring checks before any regex: most sentences state no decision.
 _NEG_CUES = ("not", "n't", "never", "cannot")
@@ -118,10 +112,6 @@ _QUICK_WORDS = (
     "transition",
     "replac",
     "stop",
-    "dropped",
-    "ditched",
-    "abandoned",
-    "retired",
 )
 
 
