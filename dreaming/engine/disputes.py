@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from .similar import MIN_SHARED_TERMS, stem
-from .text import Features, analyse
+from .text import NEGATIONS, TOKEN_RE, Features, analyse
 
 # ---- values --------------------------------------------------------------------------
 
@@ -238,7 +238,7 @@ _ANNOUNCE_RE = re.compile(
     re.IGNORECASE,
 )
 # Whether a block denies anything at all ("without" qualifies, it does not deny).
-_ANY_DENIAL_RE = re.compile(r"\b(?:not|no|never|nor|cannot)\b|n't\b", re.IGNORECASE)
+_DENIES = NEGATIONS - {"without"}
 _CLAUSE_RE = re.compile(r"[;:—–]\s|\s[-–]\s")
 # A denied possession ("has no X", "doesn't have X") contradicts a stated possession; a
 # denied state ("X is not Y") contradicts a statement using the same predicate word.
@@ -350,7 +350,8 @@ def said(
             left.update(analyse(m.group(1)).names)
     changes = bool(switches) or any(_CHANGE_RE.search(s) for s in sentences)
     denies = any(
-        f.negated and _ANY_DENIAL_RE.search(s) for s, f in zip(sentences, feats, strict=True)
+        f.negated and not _DENIES.isdisjoint(w.lower() for w in TOKEN_RE.findall(s))
+        for s, f in zip(sentences, feats, strict=True)
     )
     denial_subjects: dict[int, frozenset[str]] = {}
     denial_heads: dict[int, str | None] = {}
