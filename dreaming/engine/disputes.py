@@ -210,12 +210,6 @@ _SWITCH = (
     r"|migrated|migrating|instead of|in place of|is out|are out|retired|flipped"
 )
 _SWITCH_RE = re.compile(r"\b(?:" + _SWITCH + r")\b", re.IGNORECASE)
-# What follows these in a switching sentence is the choice left behind, not the new one.
-_LEFT_RE = re.compile(
-    r"\b(?:instead of|rather than|in place of|away from|moved off|off|from|replacing|replaced)"
-    r"\s+((?:\S+\s+){0,3}\S+)",
-    re.IGNORECASE,
-)
 _MONTHS_DAYS = (
     r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
     r"|sep(?:tember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|monday|tuesday|wednesday"
@@ -277,7 +271,6 @@ class Said:
     switches: tuple[int, ...]  # sentences announcing that one choice replaced another
     changes: bool  # some sentence announces a change (a switch, "from today", "down from")
     denies: bool  # some sentence denies something
-    left: frozenset[str]  # names its switching sentences say were left ("instead of X")
     denials: tuple[int, ...]  # sentences denying a possession or a state
     denial_subjects: dict[int, frozenset[str]]  # per denial: stemmed terms before it
     denial_heads: dict[int, str | None]  # per denial: the denied predicate (None: a possession)
@@ -344,10 +337,6 @@ def said(
         for s, f in zip(sentences, feats, strict=True)
     )
     switches = tuple(k for k, s in enumerate(sentences) if _switches(s))
-    left: set[str] = set()
-    for k in switches:
-        for m in _LEFT_RE.finditer(sentences[k]):
-            left.update(analyse(m.group(1)).names)
     changes = bool(switches) or any(_CHANGE_RE.search(s) for s in sentences)
     denies = any(
         f.negated and not _DENIES.isdisjoint(w.lower() for w in TOKEN_RE.findall(s))
@@ -392,7 +381,6 @@ def said(
         switches,
         changes,
         denies,
-        frozenset(left),
         denials,
         denial_subjects,
         denial_heads,
@@ -475,7 +463,7 @@ def reversal(x: int, y: int, a: Said, b: Said, idf: Idf, bar: float) -> Oppositi
         return None
     if _ASKED_RE.search(a.sentences[best]):
         return None  # a question asked chose nothing that a change could reverse
-    came = frozenset().union(*(b.sentence_names[k] for k in b.switches)) - a.names - b.left
+    came = frozenset().union(*(b.sentence_names[k] for k in b.switches)) - a.names
     if not came or not a.sentence_names[best] - b.names:
         return None
     # The side is stated by the switching sentence that names the new choice.
