@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from .dedupe import jaccard
-from .text import GENERIC, MARK, STOP, TOKEN_RE, WEAK, analyse, token_info
+from .text import GENERIC, MARK, NEGATIONS, STOP, TOKEN_RE, WEAK, analyse, token_info
 
 # Patterns are case-sensitive on purpose: a multi-word object continues only through
 # Capitalised words ("Event Log"), so verbs and prepositions carry (?i:) locally.
@@ -38,7 +38,6 @@ _USE_VERBS = (
     r"|settle on|settled on|standardi[sz]e on|standardi[sz]ed on|rely on|relies on"
 )
 _USE_RE = re.compile(r"\b(?i:" + _USE_VERBS + r")\s+" + _OBJ.format(g="x") + _SCOPE.format())
-_NEGATED_BEFORE = re.compile(r"(?:\bnot|n't|\bnever|\bno longer|\bstop(?:ped)?|\bavoid)\s+$", re.I)
 _NEG_RE = re.compile(
     r"\b(?i:do not|don't|does not|doesn't|must not|mustn't|should not|shouldn't|never|won't"
     r"|will not|cannot|can't|not)\s+(?i:use|using|adopt|rely on)\s+"
@@ -147,6 +146,15 @@ def _scope(m: re.Match[str], exclude: set[str]) -> tuple[frozenset[str], str]:
     return frozenset(analyse(text).subject - exclude), text
 
 
+# Said just before "use X", these deny it ("we do not use X", "we no longer use X").
+_DENY_USE = NEGATIONS | {"stop", "stopped", "avoid"}
+
+
+def _negated_before(before: str) -> bool:
+    words = [w.lower() for w in TOKEN_RE.findall(before)[-2:]]
+    return bool(words) and (words[-1] in _DENY_USE or words == ["no", "longer"])
+
+
 def statements(sentence: str) -> list[Statement]:
     """Extract decision statements from one sentence (empty for most sentences)."""
     low = sentence.lower()
@@ -184,7 +192,7 @@ def statements(sentence: str) -> list[Statement]:
     for m in _USE_RE.finditer(sentence) if has_use else ():
         if any(lo <= m.start() < hi for lo, hi in taken):
             continue
-        if _NEGATED_BEFORE.search(sentence[max(0, m.start() - 20) : m.start()]):
+        if _negated_before(sentence[max(0, m.start() - 20) : m.start()]):
             continue
         x = _object(m.group("x"))
         if x:
