@@ -29,6 +29,7 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from functools import cache
+from itertools import pairwise
 from pathlib import Path
 
 from .blocks import Block
@@ -218,7 +219,7 @@ _HEDGE = frozenset(
 )
 # A text talking about itself ("this file", "this document") is about the writing, not
 # about the project it describes.
-_SELF_RE = re.compile(r"\bthis (?:file|document|doc|page|note|section)\b", re.IGNORECASE)
+_SELF_NOUNS = frozenset(("file", "document", "doc", "page", "note", "section"))
 _DATED_KINDS = frozenset(("log_entry", "chat_turn", "event", "tool_call"))
 _SPEAKER_RE = re.compile(r"^[A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*)?:\s")
 _PLAIN = frozenset(" .,;:!?'’\"()-")
@@ -439,7 +440,7 @@ def features(
         float(order and bool(place & ITEM) and not place & NUMBERED),
         float(order and bool(place & NUMBERED)),
         float(bool(_HEDGE & wordset)),
-        float(_SELF_RE.search(stripped) is not None),
+        float(any(a == "this" and b in _SELF_NOUNS for a, b in pairwise(words))),
     ]
 
 
