@@ -37,9 +37,10 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import pairwise
 
 from .similar import MIN_SHARED_TERMS, stem
-from .text import NEGATIONS, TOKEN_RE, Features, analyse
+from .text import NEGATIONS, TOKEN_RE, Features, analyse, word_list
 
 # ---- values --------------------------------------------------------------------------
 
@@ -225,12 +226,24 @@ _CHANGE_RE = re.compile(
     r"|(?:from|starting|effective|as of) (?:\d{1,2}(?:st|nd|rd|th)? )?(?:" + _MONTHS_DAYS + r"))\b",
     re.IGNORECASE,
 )
-_ANNOUNCE_RE = re.compile(
-    r"\b(?:changed|changes|decided|decision"
-    # a change foretold: "can move that onto X next week", "plan to switch"
-    r"|(?:move|switch|migrate|replace|swap)\s+(?:\w+\s+){0,2}(?:onto|to|off|over|away|with|by))\b",
-    re.IGNORECASE,
-)
+# A change announced or foretold: "decided", "can move that onto X next week".
+_ANNOUNCE_WORDS = frozenset(("changed", "changes", "decided", "decision"))
+_CHANGE_VERBS = frozenset(("move", "switch", "migrate", "replace", "swap"))
+_CHANGE_PARTICLES = frozenset(("onto", "to", "off", "over", "away", "with", "by"))
+
+
+def _announces(sentence: str) -> bool:
+    words = _words(sentence)
+    return not _ANNOUNCE_WORDS.isdisjoint(words) or any(
+        w in _CHANGE_VERBS and not _CHANGE_PARTICLES.isdisjoint(words[i + 1 : i + 4])
+        for i, w in enumerate(words)
+    )
+
+
+def _words(text: str) -> list[str]:
+    return [w.lower() for w in TOKEN_RE.findall(text)]
+
+
 # Whether a block denies anything at all ("without" qualifies, it does not deny).
 _DENIES = NEGATIONS - {"without"}
 _CLAUSE_RE = re.compile(r"[;:—–]\s|\s[-–]\s")
@@ -292,17 +305,24 @@ def _known_in(sentence: str, known: frozenset[str]) -> frozenset[str]:
 
 # A switch someone wants, proposes or asks for has not happened ("he wants dispatch to
 # block bookings instead of relying on a phone call").
-_PROPOSED_RE = re.compile(
-    r"\b(?:wants?|wanted|would like|propos(?:es|ed|e)|suggest(?:s|ed)?|ask(?:s|ed)?|plans? to"
-    r"|planning to|should|could|might)\b[^.;:]*$",
-    re.IGNORECASE,
+_PROPOSE_WORDS = frozenset(
+    word_list(
+        """
+        want wants wanted propose proposes proposed suggest suggests suggested ask asks asked
+        should could might
+        """
+    )
 )
+_PROPOSE_PAIRS = frozenset((("would", "like"), ("plan", "to"), ("plans", "to"), ("planning", "to")))
 
 
 def _switches(sentence: str) -> bool:
     """Does the sentence announce that one choice replaced another (not merely ask for it)?"""
     m = _SWITCH_RE.search(sentence)
-    return m is not None and not _PROPOSED_RE.search(sentence[: m.start()])
+    if m is None:
+        return False
+    clause = _words(re.split(r"[.;:]", sentence[: m.start()])[-1])
+    return _PROPOSE_WORDS.isdisjoint(clause) and _PROPOSE_PAIRS.isdisjoint(pairwise(clause))
 
 
 def _code_names(sentence: str) -> frozenset[str]:
@@ -457,7 +477,7 @@ def reversal(x: int, y: int, a: Said, b: Said, idf: Idf, bar: float) -> Oppositi
     best, info = _best_sentence(a, terms, idf)
     if info < bar or len(a.sentence_terms[best] & terms) < MIN_SHARED_TERMS:
         return None
-    if best in a.switches or _ANNOUNCE_RE.search(a.sentences[best]):
+    if best in a.switches or _announces(a.sentences[best]):
         return None  # two announcements of a change are the same news told twice
     if not _same_topic(a.sentences[best], [b.sentences[k] for k in b.switches]):
         return None
