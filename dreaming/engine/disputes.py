@@ -39,8 +39,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from itertools import pairwise
 
+from llmwiki.vocabulary import PROPOSAL_PAIRS, PROPOSALS
+
 from .similar import MIN_SHARED_TERMS, stem
-from .text import NEGATIONS, TOKEN_RE, Features, analyse, word_list
+from .text import NEGATIONS, TOKEN_RE, Features, analyse
 
 # ---- values --------------------------------------------------------------------------
 
@@ -303,26 +305,13 @@ def _known_in(sentence: str, known: frozenset[str]) -> frozenset[str]:
     return frozenset(w.lower() for w in _CAPITALISED_RE.findall(sentence)) & known
 
 
-# A switch someone wants, proposes or asks for has not happened ("he wants dispatch to
-# block bookings instead of relying on a phone call").
-_PROPOSE_WORDS = frozenset(
-    word_list(
-        """
-        want wants wanted propose proposes proposed suggest suggests suggested ask asks asked
-        should could might
-        """
-    )
-)
-_PROPOSE_PAIRS = frozenset((("would", "like"), ("plan", "to"), ("plans", "to"), ("planning", "to")))
-
-
 def _switches(sentence: str) -> bool:
     """Does the sentence announce that one choice replaced another (not merely ask for it)?"""
     m = _SWITCH_RE.search(sentence)
     if m is None:
         return False
     clause = _words(re.split(r"[.;:]", sentence[: m.start()])[-1])
-    return _PROPOSE_WORDS.isdisjoint(clause) and _PROPOSE_PAIRS.isdisjoint(pairwise(clause))
+    return PROPOSALS.isdisjoint(clause) and PROPOSAL_PAIRS.isdisjoint(pairwise(clause))
 
 
 def _code_names(sentence: str) -> frozenset[str]:

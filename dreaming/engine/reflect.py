@@ -26,7 +26,9 @@ from itertools import combinations, pairwise
 
 import numpy as np
 
-from .text import TOKEN_RE, Features, subject_terms, word_list
+from llmwiki.vocabulary import RECURRENCE
+
+from .text import TOKEN_RE, Features, subject_terms
 from .types import TERMINAL_LIFECYCLES, Theme
 
 _MARKERS: list[tuple[str, re.Pattern[str]]] = [
@@ -330,19 +332,8 @@ class TopicIndex:
         return out
 
 
-# Words people use when something comes back: the logs themselves say it recurs.
-_RECUR_WORDS = frozenset(
-    word_list(
-        """
-        again still flaky flake flakes flakiness keeps intermittent intermittently recur
-        recurs recurred recurring recurrence recurrences recurrent recurrently
-        """
-    )
-)
-
-
 def _recurs(low: str) -> bool:
-    return "on and off" in low or not _RECUR_WORDS.isdisjoint(TOKEN_RE.findall(low))
+    return "on and off" in low or not RECURRENCE.isdisjoint(TOKEN_RE.findall(low))
 
 
 def recurring_identifiers(

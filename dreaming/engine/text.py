@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from llmwiki.vocabulary import DECIDE_CUES, LIFE_CUES, NEGATIONS
+
 
 def word_list(text: str) -> list[str]:
     """Split a whitespace-separated word list (kept as prose so it stays readable)."""
@@ -79,37 +81,6 @@ MARK_WORDS = frozenset(
     )
 )
 
-NEGATIONS = frozenset(
-    word_list(
-        """
-        not no never nor don't doesn't didn't won't can't cannot isn't aren't wasn't weren't
-        shouldn't mustn't wouldn't couldn't haven't hasn't hadn't without
-        """
-    )
-)
-
-# Words without which no lifecycle marker (reflect) or decision statement (conflicts) can
-# match: a sentence with none of them skips those regexes entirely.
-LIFE_CUES = frozenset(
-    word_list(
-        """
-        todo fixme done closed close closing shipped archived archive wontfix won't snoozed
-        snooze waiting blocked reopened reopen reopening reopens re-opened finished completed
-        resolved fixed hold paused progress wrapped
-        """
-    )
-)
-DECIDE_CUES = frozenset(
-    word_list(
-        """
-        use uses using adopt adopted adopting choose chose chosen pick picked go went gone
-        settle settled standardise standardize standardised standardized rely relies move
-        moved moving migrate migrated migrating switch switched switching change changed
-        changing transitioned replaced replacing replace longer stopped stop dropped ditched
-        abandoned retired
-        """
-    )
-)
 
 GENERIC_WORDS = frozenset(
     word_list(
