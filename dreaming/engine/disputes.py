@@ -266,10 +266,19 @@ _POSSESS_RE = re.compile(
 # What a denial is not: a question reported or asked ("asked why the app isn't …"), a
 # restrictive clause defining a kind ("a passenger whose pass wasn't scanned"), or a state
 # in progress at one moment ("texts weren't going out").
-_NOT_ASSERTED_RE = re.compile(
-    r"\b(?:why|whether|if|how come)\b[^.;:]*$|\b(?:whose|who|which|that)\s+(?:\w+\s+){0,3}$",
-    re.IGNORECASE,
-)
+_ASKING = frozenset(("why", "whether", "if"))
+_RELATIVE = frozenset(("whose", "who", "which", "that"))
+
+
+def _not_asserted(before: str) -> bool:
+    clause = _words(re.split(r"[.;:]", before)[-1])
+    return (
+        not _ASKING.isdisjoint(clause)
+        or ("how", "come") in set(pairwise(clause))
+        or not _RELATIVE.isdisjoint(_words(before)[-4:])
+    )
+
+
 _IN_PROGRESS_RE = re.compile(r"^\s*(?:\w+\s+)?\w+ing\b", re.IGNORECASE)
 
 
@@ -357,7 +366,7 @@ def said(
         m = _DENIAL_RE.search(s) if f.negated else None
         if m and (
             s.rstrip().endswith("?")
-            or _NOT_ASSERTED_RE.search(s[: m.start()])
+            or _not_asserted(s[: m.start()])
             or (m.group("be") and _IN_PROGRESS_RE.match(s[m.end() :]))
         ):
             m = None
