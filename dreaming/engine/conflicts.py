@@ -38,12 +38,6 @@ _USE_VERBS = (
     r"|settle on|settled on|standardi[sz]e on|standardi[sz]ed on|rely on|relies on"
 )
 _USE_RE = re.compile(r"\b(?i:" + _USE_VERBS + r")\s+" + _OBJ.format(g="x") + _SCOPE.format())
-_NEG_RE = re.compile(
-    r"\b(?i:do not|don't|does not|doesn't|must not|mustn't|should not|shouldn't|never|won't"
-    r"|will not|cannot|can't|not)\s+(?i:use|using|adopt|rely on)\s+"
-    + _OBJ.format(g="x")
-    + _SCOPE.format()
-)
 _REV_RES: list[tuple[re.Pattern[str], tuple[str, ...]]] = [
     (
         re.compile(
@@ -76,7 +70,6 @@ _REV_RES: list[tuple[re.Pattern[str], tuple[str, ...]]] = [
     ),
 ]
 # Substring checks before any regex: most sentences state no decision.
-_NEG_CUES = ("not", "n't", "never", "cannot")
 _USE_CUES = (
     "use",
     "using",
@@ -179,25 +172,16 @@ def statements(sentence: str) -> list[Statement]:
                 # "we do not use Y" contradicts.
                 out.append(Statement("use", y[0], y[1], scope, scope_text))
             taken.append(m.span())
-    negated = any(c in low for c in _NEG_CUES)
-    for m in _NEG_RE.finditer(sentence) if negated else ():
-        if any(lo <= m.start() < hi for lo, hi in taken):
-            continue
-        x = _object(m.group("x"))
-        if x:
-            scope, scope_text = _scope(m, {x[0]})
-            out.append(Statement("neg", x[0], x[1], scope, scope_text))
-            taken.append(m.span())
     has_use = any(c in low for c in _USE_CUES)
     for m in _USE_RE.finditer(sentence) if has_use else ():
         if any(lo <= m.start() < hi for lo, hi in taken):
             continue
-        if _negated_before(sentence[max(0, m.start() - 20) : m.start()]):
-            continue
+        # "we do not use X" denies the choice that "we use X" states
+        kind = "neg" if _negated_before(sentence[max(0, m.start() - 20) : m.start()]) else "use"
         x = _object(m.group("x"))
         if x:
             scope, scope_text = _scope(m, {x[0]})
-            out.append(Statement("use", x[0], x[1], scope, scope_text))
+            out.append(Statement(kind, x[0], x[1], scope, scope_text))
     return out
 
 
