@@ -42,7 +42,7 @@ from itertools import pairwise
 from llmwiki.vocabulary import PROPOSAL_PAIRS, PROPOSALS
 
 from .similar import MIN_SHARED_TERMS, stem
-from .text import NEGATIONS, TOKEN_RE, Features, analyse
+from .text import NEGATIONS, TOKEN_RE, Features, analyse, word_list
 
 # ---- values --------------------------------------------------------------------------
 
@@ -257,12 +257,21 @@ _DENIAL_RE = re.compile(
     r"|\b(?P<be>(?:is|are|was|were)\s+not\b|(?:isn't|aren't|wasn't|weren't)\b)",
     re.IGNORECASE,
 )
-_POSSESS_RE = re.compile(
-    # "have been stuck", "has moved": the auxiliary of a tense, not a possession
-    r"\b(?:(?:has|have|had)(?!\s+(?:been|not|n't|\w+ed)\b)|with|carry|carries|carrying"
-    r"|includes?|including|contains?|equipped)\b",
-    re.IGNORECASE,
+_POSSESS = frozenset(
+    word_list("with carry carries carrying include includes including contain contains equipped")
 )
+_HAVE = frozenset(("has", "have", "had"))
+
+
+def _possesses(sentence: str) -> bool:
+    words = _words(sentence)
+    return not _POSSESS.isdisjoint(words) or any(
+        # "have been stuck", "has moved": the auxiliary of a tense, not a possession
+        w in _HAVE and not (nxt in ("been", "not") or nxt.endswith(("n't", "ed")))
+        for w, nxt in zip(words, [*words[1:], ""], strict=True)
+    )
+
+
 # What a denial is not: a question reported or asked ("asked why the app isn't …"), a
 # restrictive clause defining a kind ("a passenger whose pass wasn't scanned"), or a state
 # in progress at one moment ("texts weren't going out").
@@ -520,7 +529,7 @@ def negation(x: int, y: int, a: Said, b: Said, idf: Idf, bar: float) -> Oppositi
         target = a.sentence_terms[best]
         head = b.denial_heads[k]
         if head is None:
-            if not _POSSESS_RE.search(a.sentences[best]):
+            if not _possesses(a.sentences[best]):
                 continue
         elif head not in target:
             continue
