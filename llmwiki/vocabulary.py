@@ -168,3 +168,80 @@ PERFORMS_ITSELF: frozenset[str] = frozenset(
 )
 # Prepositions naming where a moved thing went.
 CHANGE_DESTINATION: frozenset[str] = frozenset(["to", "into", "onto"])
+
+
+# --- Lexicon --------------------------------------------------------------------------------
+# Word lists that name a concept, read by the sweep engine as word sets over its one
+# tokeniser (dreaming/engine/text.py), never re-spelled as regex alternations. Lower case;
+# "'" is the straight apostrophe.
+
+
+def _words(text: str) -> frozenset[str]:
+    """A whitespace-separated word list (kept as prose so it stays readable)."""
+    return frozenset(text.split())
+
+
+# Words that deny what the sentence states ("without" qualifies rather than denies; the
+# readers that care take it out).
+NEGATIONS = _words(
+    """
+    not no never nor don't doesn't didn't won't can't cannot isn't aren't wasn't weren't
+    shouldn't mustn't wouldn't couldn't haven't hasn't hadn't without
+    """
+)
+# Words without which no lifecycle marker or decision statement can be read: a sentence
+# holding none of them skips those readers entirely.
+LIFE_CUES = _words(
+    """
+    todo fixme done closed close closing shipped archived archive wontfix won't snoozed
+    snooze waiting blocked reopened reopen reopening reopens re-opened finished completed
+    resolved fixed hold paused progress wrapped
+    """
+)
+DECIDE_CUES = _words(
+    """
+    use uses using adopt adopted adopting choose chose chosen pick picked go went gone
+    settle settled standardise standardize standardised standardized rely relies move
+    moved moving migrate migrated migrating switch switched switching change changed
+    changing transitioned replaced replacing replace longer stopped stop dropped ditched
+    abandoned retired
+    """
+)
+# Hedges: what a writer is not yet sure of is an option or a plan, not a fact of the project.
+HEDGES = _words(
+    """
+    consider considering optional optionally maybe perhaps possibly probably likely unlikely
+    alternatively actually might tbd
+    """
+)
+OBLIGATIONS = _words("must should never always only required need needs cannot")
+# Intent and work still to come, in a sentence ...
+FUTURE = _words("will should might could may todo tbd later")
+# ... and in a heading over it ("Next steps", "Implementation plan", "Follow-ups").
+AHEAD = _words(
+    """
+    next plan plans planned planning todo todos to-do to-dos goal goals roadmap backlog
+    followup followups follow-up follow-ups upcoming future ideas wishlist proposal proposed
+    pending
+    """
+)
+# A change someone wants, proposes or asks for has not happened yet.
+PROPOSALS = _words(
+    """
+    want wants wanted propose proposes proposed suggest suggests suggested ask asks asked
+    should could might
+    """
+)
+PROPOSAL_PAIRS: frozenset[tuple[str, str]] = frozenset(
+    (("would", "like"), ("plan", "to"), ("plans", "to"), ("planning", "to"))
+)
+# Words people use when something comes back ("flaky again", "still failing").
+RECURRENCE = _words(
+    """
+    again still flaky flake flakes flakiness keeps intermittent intermittently recur recurs
+    recurred recurring recurrence recurrences recurrent recurrently
+    """
+)
+FIRST_SINGULAR = _words("i i'm i've i'll i'd me my mine myself")
+FIRST_PLURAL = _words("we we're we've we'll we'd us our ours")
+SECOND_PERSON = _words("you your yours you're you've you'll you'd")

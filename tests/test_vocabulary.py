@@ -155,3 +155,17 @@ def test_every_importer_that_writes_sources_declares_its_trust_and_a_bundle_reac
     assert source_trust(Episode.Trust.DRAFT, "api") == registry.EVENT_TRUST
     assert source_trust(Episode.Trust.APPROVED, "transcript") == 1.0
     assert source_trust(Episode.Trust.DRAFT, "note") == registry.SOURCE_TRUST["note"]
+
+
+def test_the_sweep_engine_reads_its_concept_word_lists_from_here():
+    # One spelling of each list: a word added here reaches every reader in the engine.
+    from dreaming.engine import conflicts, disputes, reflect, text, worth
+
+    assert text.NEGATIONS is vocabulary.NEGATIONS
+    assert conflicts.NEGATIONS is disputes.NEGATIONS is vocabulary.NEGATIONS
+    assert text.DECIDE_CUES is vocabulary.DECIDE_CUES
+    assert text.LIFE_CUES is vocabulary.LIFE_CUES
+    assert worth.HEDGES is vocabulary.HEDGES
+    assert worth.SECOND_PERSON is vocabulary.SECOND_PERSON
+    assert disputes.PROPOSALS is vocabulary.PROPOSALS
+    assert reflect.RECURRENCE is vocabulary.RECURRENCE

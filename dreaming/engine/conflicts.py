@@ -6,7 +6,7 @@ Three kinds, each found through an index rather than by comparing all pairs:
   typed slots (``slots``), where events, readings and counts set nothing. A version and a
   more precise one ("v1.4" and "v1.4.2") agree (``values_clash``).
 * **reversal** — "moved/switched/migrated from X to Y", "replaced X with Y", "no longer use
-  X", "dropped X" against an earlier "use/decided on X" (or an approved claim saying so).
+  X" against an earlier "use/decided on X" (or an approved claim saying so).
 * **negation** — "we do not use X" vs "we use X", in either order.
 
 Decision statements are indexed by their object's canonical head word ("QueueCo" →
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from .dedupe import jaccard
-from .text import GENERIC, MARK, STOP, TOKEN_RE, WEAK, analyse, token_info
+from .text import GENERIC, MARK, NEGATIONS, STOP, TOKEN_RE, WEAK, analyse, token_info
 
 # Patterns are case-sensitive on purpose: a multi-word object continues only through
 # Capitalised words ("Event Log"), so verbs and prepositions carry (?i:) locally.
@@ -38,13 +38,6 @@ _USE_VERBS = (
     r"|settle on|settled on|standardi[sz]e on|standardi[sz]ed on|rely on|relies on"
 )
 _USE_RE = re.compile(r"\b(?i:" + _USE_VERBS + r")\s+" + _OBJ.format(g="x") + _SCOPE.format())
-_NEGATED_BEFORE = re.compile(r"(?:\bnot|n't|\bnever|\bno longer|\bstop(?:ped)?|\bavoid)\s+$", re.I)
-_NEG_RE = re.compile(
-    r"\b(?i:do not|don't|does not|doesn't|must not|mustn't|should not|shouldn't|never|won't"
-    r"|will not|cannot|can't|not)\s+(?i:use|using|adopt|rely on)\s+"
-    + _OBJ.format(g="x")
-    + _SCOPE.format()
-)
 _REV_RES: list[tuple[re.Pattern[str], tuple[str, ...]]] = [
     (
         re.compile(
@@ -75,15 +68,8 @@ _REV_RES: list[tuple[re.Pattern[str], tuple[str, ...]]] = [
         ),
         ("longer", "stop"),
     ),
-    (
-        re.compile(
-            r"\b(?i:dropped|ditched|abandoned|retired)\s+" + _OBJ.format(g="x") + _SCOPE.format()
-        ),
-        ("dropped", "ditched", "abandoned", "retired"),
-    ),
 ]
 # Substring checks before any regex: most sentences state no decision.
-_NEG_CUES = ("not", "n't", "never", "cannot")
 _USE_CUES = (
     "use",
     "using",
@@ -118,10 +104,6 @@ _QUICK_WORDS = (
     "transition",
     "replac",
     "stop",
-    "dropped",
-    "ditched",
-    "abandoned",
-    "retired",
 )
 
 
@@ -157,6 +139,15 @@ def _scope(m: re.Match[str], exclude: set[str]) -> tuple[frozenset[str], str]:
     return frozenset(analyse(text).subject - exclude), text
 
 
+# Said just before "use X", these deny it ("we do not use X", "we no longer use X").
+_DENY_USE = NEGATIONS | {"stop", "stopped", "avoid"}
+
+
+def _negated_before(before: str) -> bool:
+    words = [w.lower() for w in TOKEN_RE.findall(before)[-2:]]
+    return bool(words) and (words[-1] in _DENY_USE or words == ["no", "longer"])
+
+
 def statements(sentence: str) -> list[Statement]:
     """Extract decision statements from one sentence (empty for most sentences)."""
     low = sentence.lower()
@@ -181,25 +172,16 @@ def statements(sentence: str) -> list[Statement]:
                 # "we do not use Y" contradicts.
                 out.append(Statement("use", y[0], y[1], scope, scope_text))
             taken.append(m.span())
-    negated = any(c in low for c in _NEG_CUES)
-    for m in _NEG_RE.finditer(sentence) if negated else ():
-        if any(lo <= m.start() < hi for lo, hi in taken):
-            continue
-        x = _object(m.group("x"))
-        if x:
-            scope, scope_text = _scope(m, {x[0]})
-            out.append(Statement("neg", x[0], x[1], scope, scope_text))
-            taken.append(m.span())
     has_use = any(c in low for c in _USE_CUES)
     for m in _USE_RE.finditer(sentence) if has_use else ():
         if any(lo <= m.start() < hi for lo, hi in taken):
             continue
-        if _NEGATED_BEFORE.search(sentence[max(0, m.start() - 20) : m.start()]):
-            continue
+        # "we do not use X" denies the choice that "we use X" states
+        kind = "neg" if _negated_before(sentence[max(0, m.start() - 20) : m.start()]) else "use"
         x = _object(m.group("x"))
         if x:
             scope, scope_text = _scope(m, {x[0]})
-            out.append(Statement("use", x[0], x[1], scope, scope_text))
+            out.append(Statement(kind, x[0], x[1], scope, scope_text))
     return out
 
 

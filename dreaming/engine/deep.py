@@ -11,6 +11,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from enum import StrEnum
 
 from .consolidate import REDACTION_MARK, Choice, choose, text_key
 from .facts import Clock, Fact, Inputs, Units, label
@@ -38,6 +39,29 @@ _MAX_CONTRADICT_IDS = 50
 # Two sentences longer than this together are no longer one claim read at a glance.
 _MAX_PAIR_CHARS = 320
 _UNCONTESTED = Contest(frozenset(), (), None, False)
+
+
+class Reason(StrEnum):
+    """What became of a fact, in the order the gates ask (the diary and the review pages
+    read the values; a closed lifecycle adds its own, "lifecycle:<state>")."""
+
+    REINFORCED = "reinforced"
+    TOO_FEW_EVIDENCE = "too_few_evidence"
+    TOO_FEW_DAYS = "too_few_days"
+    TOO_FEW_CONTEXTS = "too_few_contexts"
+    EVIDENCE_GONE = "rehydrate:evidence_gone"
+    REDACTED = "secret_redacted"
+    FRAGMENTS = "junk:fragments"
+    NOT_A_CLAIM = "junk:not_a_claim"
+    NOT_CLAIM_WORTHY = "not_claim_worthy"
+    POINTS_BACK = "junk:points_back"
+    DATED = "dated"
+    LEANS_ON_CONTEXT = "junk:leans_on_context"
+    EVIDENCE_PRUNED_BELOW_MIN_SCORE = "rehydrate:below_min_score"
+    BELOW_MIN_SCORE = "below_min_score"
+    MERGED_DUPLICATE_TEXT = "merged_duplicate_text"
+    DEFERRED = "deferred_not_returned"
+    CANDIDATE = "candidate"
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +154,7 @@ def _score(
                 and U.claim[c.units[0]] is None
                 and not _authoritative(inp, support)
             ):
-                reasons[ci] = "too_few_evidence"
+                reasons[ci] = Reason.TOO_FEW_EVIDENCE
                 continue
             contradict: set[int] = set()
         else:
@@ -148,7 +172,7 @@ def _score(
                 claim_units, key=lambda u: (_jac(U.feat[u].subject, core), -(U.claim[u] or 0))
             )
             reinforced.setdefault(U.claim[best], set()).update(eps[i].id for i in support)
-            reasons[ci] = "reinforced"
+            reasons[ci] = Reason.REINFORCED
             continue
         state, decided = rem.lifecycles[ci]
         # A procedure and a recurring theme are records in their own right: a closed
@@ -171,7 +195,7 @@ def _score(
         if live is not None:
             support, contradict, pruned = _rehydrate(inp, support, contradict, live, counts)
             if not support:
-                reasons[ci] = "rehydrate:evidence_gone"
+                reasons[ci] = Reason.EVIDENCE_GONE
                 continue
         got = _propose(
             inp, light, ci, contest, support, contradict, state, pruned, counts, model, reviewers
@@ -213,7 +237,7 @@ def _propose(
     counts: Counter[str],
     model: Model,
     reviewers: Reviewers | None,
-) -> _Passing | str:
+) -> _Passing | Reason:
     """A fact that passed the count gates, worded and scored: what waits for the cap, or
     the reason it does not."""
     U, eps, policy, c = light.units, inp.eps, inp.policy, light.facts[ci]
@@ -222,11 +246,11 @@ def _propose(
     choice, shaped, shown = _wording(inp, light, ci, support_set, text_units)
     if choice.unit is None:
         redacted = "redacted" in (choice.reason or "")
-        return "secret_redacted" if redacted else "junk:fragments"
+        return Reason.REDACTED if redacted else Reason.FRAGMENTS
     # A lead-in ("Two rules were restated:") or a field of names ("Deciders: Ann Lee,
     # Bo Chan") says nothing a reviewer could approve, however often it recurs.
     if c.kind == "fact" and not_a_claim(choice.text):
-        return "junk:not_a_claim"
+        return Reason.NOT_A_CLAIM
     # A fact is as claim-like as its best wording: five people saying it five ways,
     # one of them as a clean statement, have stated a claim.
     restated = restatement(U, eps, c, choice.unit)
@@ -245,13 +269,13 @@ def _propose(
     # A contested fact, a procedure, a theme and a question the project has to answer
     # (asked of no one in particular) are records in their own right.
     if c.kind == "fact" and not contest.kind and worth < model.threshold and not _open(choice.text):
-        return "not_claim_worthy"
+        return Reason.NOT_CLAIM_WORTHY
     # choose() prefers a wording that reads on its own: if the best one still opens on
     # a word pointing at what came before ("It means a lot."), every wording does, and
     # however often it is restated (which the model counts for it) a reviewer could not
     # approve it as it stands.
     if c.kind == "fact" and not contest.kind and opens_pointing_back(choice.text):
-        return "junk:points_back"
+        return Reason.POINTS_BACK
     score, raw, stats = _evaluate(inp, light, support, choice.unit)
     # Said once, a statement scores low on frequency and days; written once in a
     # reference source it is still the reference, when it stands on its own.
@@ -259,7 +283,7 @@ def _propose(
     # tied to it, every wording is a log entry or a plan, not a durable fact. A
     # contested fact, a procedure and a theme are records in their own right.
     if c.kind == "fact" and not contest.kind and dated(choice.text):
-        return "dated"
+        return Reason.DATED
     # The evidence gate let it through on authority alone (see _gate), or a reference
     # source states it and weaker restatements grouped with it only diluted its score:
     # what one trusted note says alone is not lost for being said again in a log.
@@ -275,7 +299,7 @@ def _propose(
             U, text_units, restated, model.threshold, choice, policy, standalone
         )
         if better is choice:
-            return "junk:leans_on_context"
+            return Reason.LEANS_ON_CONTEXT
         choice = better
         moved = reviewers.adjust(choice.text) if reviewers else NONE
         shipped_worth, worth = found, moved.apply(found) if moved.logit else found
@@ -284,8 +308,8 @@ def _propose(
     elif score < policy.min_score:
         if pruned:
             counts["rehydrate_dropped"] += 1
-            return "rehydrate:below_min_score"
-        return "below_min_score"
+            return Reason.EVIDENCE_PRUNED_BELOW_MIN_SCORE
+        return Reason.BELOW_MIN_SCORE
     flags = tuple(sorted({f for i in support for f in eps[i].risk_flags}))
     return _Passing(
         score,
@@ -429,18 +453,40 @@ def _authoritative(inp: Inputs, support: list[int]) -> bool:
     return any(inp.eps[i].source_trust >= floor for i in support)
 
 
-def _gate(inp: Inputs, support: list[int]) -> str | None:
-    """Apply the count gates (evidence, days, contexts); return the failing one."""
-    policy = inp.policy
-    if len(support) < policy.min_evidence and not _authoritative(inp, support):
-        return "too_few_evidence"
-    days = policy.min_distinct_days
+def _too_few_evidence(inp: Inputs, support: list[int]) -> Reason | None:
+    if len(support) < inp.policy.min_evidence and not _authoritative(inp, support):
+        return Reason.TOO_FEW_EVIDENCE
+    return None
+
+
+def _too_few_days(inp: Inputs, support: list[int]) -> Reason | None:
+    days = inp.policy.min_distinct_days
     if days > 1 and len({inp.ep_day[i] for i in support}) < days:
-        return "too_few_days"
-    if policy.min_distinct_contexts > 1:
-        contexts = len({inp.eps[i].source_id for i in support})
-        if contexts < policy.min_distinct_contexts:
-            return "too_few_contexts"
+        return Reason.TOO_FEW_DAYS
+    return None
+
+
+def _too_few_contexts(inp: Inputs, support: list[int]) -> Reason | None:
+    need = inp.policy.min_distinct_contexts
+    if need > 1 and len({inp.eps[i].source_id for i in support}) < need:
+        return Reason.TOO_FEW_CONTEXTS
+    return None
+
+
+# The count gates, in the order they are asked; the first that fails names the reason.
+COUNT_GATES: tuple[Callable[[Inputs, list[int]], Reason | None], ...] = (
+    _too_few_evidence,
+    _too_few_days,
+    _too_few_contexts,
+)
+
+
+def _gate(inp: Inputs, support: list[int]) -> Reason | None:
+    """Apply the count gates (evidence, days, contexts); return the failing one."""
+    for gate in COUNT_GATES:
+        reason = gate(inp, support)
+        if reason:
+            return reason
     return None
 
 
@@ -491,20 +537,20 @@ def _cap(
     keep: list[_Passing] = []
     for p in passing:
         if p.key in seen:
-            reasons[p.ci] = "merged_duplicate_text"
+            reasons[p.ci] = Reason.MERGED_DUPLICATE_TEXT
             continue
         seen.add(p.key)
         if len(keep) >= policy.max_proposals and not _likely(light, rem, p):
-            reasons[p.ci] = "not_claim_worthy"
+            reasons[p.ci] = Reason.NOT_CLAIM_WORTHY
             continue
         keep.append(p)
     limit = policy.max_proposals + policy.max_deferred
     for p in keep[limit:]:
-        reasons[p.ci] = "deferred_not_returned"
-    counts["deferred_not_returned"] = max(len(keep) - limit, 0)
+        reasons[p.ci] = Reason.DEFERRED
+    counts[Reason.DEFERRED] = max(len(keep) - limit, 0)
     drafts = [_draft(inp, light, rem, p) for p in keep[:limit]]
     for p in keep[:limit]:
-        reasons[p.ci] = "candidate"
+        reasons[p.ci] = Reason.CANDIDATE
     drafts.sort(key=lambda d: (not d.flags, -draft_rank(d), d.dedupe_key))
     out: list[CandidateDraft] = []
     kept = 0
@@ -520,7 +566,7 @@ def _cap(
         out.append(d)
     order = {"proposed": 0, "deferred": 1, "blocked": 2}
     out.sort(key=lambda d: (order[d.status], not d.flags, -draft_rank(d), d.dedupe_key))
-    counts["deferred_over_cap"] += counts["deferred_not_returned"]
+    counts["deferred_over_cap"] += counts[Reason.DEFERRED]
     return out
 
 

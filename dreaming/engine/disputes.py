@@ -37,9 +37,12 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import pairwise
+
+from llmwiki.vocabulary import PROPOSAL_PAIRS, PROPOSALS
 
 from .similar import MIN_SHARED_TERMS, stem
-from .text import Features, analyse
+from .text import NEGATIONS, TOKEN_RE, Features, analyse, word_list
 
 # ---- values --------------------------------------------------------------------------
 
@@ -210,12 +213,6 @@ _SWITCH = (
     r"|migrated|migrating|instead of|in place of|is out|are out|retired|flipped"
 )
 _SWITCH_RE = re.compile(r"\b(?:" + _SWITCH + r")\b", re.IGNORECASE)
-# What follows these in a switching sentence is the choice left behind, not the new one.
-_LEFT_RE = re.compile(
-    r"\b(?:instead of|rather than|in place of|away from|moved off|off|from|replacing|replaced)"
-    r"\s+((?:\S+\s+){0,3}\S+)",
-    re.IGNORECASE,
-)
 _MONTHS_DAYS = (
     r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
     r"|sep(?:tember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|monday|tuesday|wednesday"
@@ -231,14 +228,26 @@ _CHANGE_RE = re.compile(
     r"|(?:from|starting|effective|as of) (?:\d{1,2}(?:st|nd|rd|th)? )?(?:" + _MONTHS_DAYS + r"))\b",
     re.IGNORECASE,
 )
-_ANNOUNCE_RE = re.compile(
-    r"\b(?:changed|changes|decided|decision"
-    # a change foretold: "can move that onto X next week", "plan to switch"
-    r"|(?:move|switch|migrate|replace|swap)\s+(?:\w+\s+){0,2}(?:onto|to|off|over|away|with|by))\b",
-    re.IGNORECASE,
-)
+# A change announced or foretold: "decided", "can move that onto X next week".
+_ANNOUNCE_WORDS = frozenset(("changed", "changes", "decided", "decision"))
+_CHANGE_VERBS = frozenset(("move", "switch", "migrate", "replace", "swap"))
+_CHANGE_PARTICLES = frozenset(("onto", "to", "off", "over", "away", "with", "by"))
+
+
+def _announces(sentence: str) -> bool:
+    words = _words(sentence)
+    return not _ANNOUNCE_WORDS.isdisjoint(words) or any(
+        w in _CHANGE_VERBS and not _CHANGE_PARTICLES.isdisjoint(words[i + 1 : i + 4])
+        for i, w in enumerate(words)
+    )
+
+
+def _words(text: str) -> list[str]:
+    return [w.lower() for w in TOKEN_RE.findall(text)]
+
+
 # Whether a block denies anything at all ("without" qualifies, it does not deny).
-_ANY_DENIAL_RE = re.compile(r"\b(?:not|no|never|nor|cannot)\b|n't\b", re.IGNORECASE)
+_DENIES = NEGATIONS - {"without"}
 _CLAUSE_RE = re.compile(r"[;:—–]\s|\s[-–]\s")
 # A denied possession ("has no X", "doesn't have X") contradicts a stated possession; a
 # denied state ("X is not Y") contradicts a statement using the same predicate word.
@@ -248,19 +257,37 @@ _DENIAL_RE = re.compile(
     r"|\b(?P<be>(?:is|are|was|were)\s+not\b|(?:isn't|aren't|wasn't|weren't)\b)",
     re.IGNORECASE,
 )
-_POSSESS_RE = re.compile(
-    # "have been stuck", "has moved": the auxiliary of a tense, not a possession
-    r"\b(?:(?:has|have|had)(?!\s+(?:been|not|n't|\w+ed)\b)|with|carry|carries|carrying"
-    r"|includes?|including|contains?|equipped)\b",
-    re.IGNORECASE,
+_POSSESS = frozenset(
+    word_list("with carry carries carrying include includes including contain contains equipped")
 )
+_HAVE = frozenset(("has", "have", "had"))
+
+
+def _possesses(sentence: str) -> bool:
+    words = _words(sentence)
+    return not _POSSESS.isdisjoint(words) or any(
+        # "have been stuck", "has moved": the auxiliary of a tense, not a possession
+        w in _HAVE and not (nxt in ("been", "not") or nxt.endswith(("n't", "ed")))
+        for w, nxt in zip(words, [*words[1:], ""], strict=True)
+    )
+
+
 # What a denial is not: a question reported or asked ("asked why the app isn't …"), a
 # restrictive clause defining a kind ("a passenger whose pass wasn't scanned"), or a state
 # in progress at one moment ("texts weren't going out").
-_NOT_ASSERTED_RE = re.compile(
-    r"\b(?:why|whether|if|how come)\b[^.;:]*$|\b(?:whose|who|which|that)\s+(?:\w+\s+){0,3}$",
-    re.IGNORECASE,
-)
+_ASKING = frozenset(("why", "whether", "if"))
+_RELATIVE = frozenset(("whose", "who", "which", "that"))
+
+
+def _not_asserted(before: str) -> bool:
+    clause = _words(re.split(r"[.;:]", before)[-1])
+    return (
+        not _ASKING.isdisjoint(clause)
+        or ("how", "come") in set(pairwise(clause))
+        or not _RELATIVE.isdisjoint(_words(before)[-4:])
+    )
+
+
 _IN_PROGRESS_RE = re.compile(r"^\s*(?:\w+\s+)?\w+ing\b", re.IGNORECASE)
 
 
@@ -277,7 +304,6 @@ class Said:
     switches: tuple[int, ...]  # sentences announcing that one choice replaced another
     changes: bool  # some sentence announces a change (a switch, "from today", "down from")
     denies: bool  # some sentence denies something
-    left: frozenset[str]  # names its switching sentences say were left ("instead of X")
     denials: tuple[int, ...]  # sentences denying a possession or a state
     denial_subjects: dict[int, frozenset[str]]  # per denial: stemmed terms before it
     denial_heads: dict[int, str | None]  # per denial: the denied predicate (None: a possession)
@@ -297,19 +323,13 @@ def _known_in(sentence: str, known: frozenset[str]) -> frozenset[str]:
     return frozenset(w.lower() for w in _CAPITALISED_RE.findall(sentence)) & known
 
 
-# A switch someone wants, proposes or asks for has not happened ("he wants dispatch to
-# block bookings instead of relying on a phone call").
-_PROPOSED_RE = re.compile(
-    r"\b(?:wants?|wanted|would like|propos(?:es|ed|e)|suggest(?:s|ed)?|ask(?:s|ed)?|plans? to"
-    r"|planning to|should|could|might)\b[^.;:]*$",
-    re.IGNORECASE,
-)
-
-
 def _switches(sentence: str) -> bool:
     """Does the sentence announce that one choice replaced another (not merely ask for it)?"""
     m = _SWITCH_RE.search(sentence)
-    return m is not None and not _PROPOSED_RE.search(sentence[: m.start()])
+    if m is None:
+        return False
+    clause = _words(re.split(r"[.;:]", sentence[: m.start()])[-1])
+    return PROPOSALS.isdisjoint(clause) and PROPOSAL_PAIRS.isdisjoint(pairwise(clause))
 
 
 def _code_names(sentence: str) -> frozenset[str]:
@@ -344,13 +364,10 @@ def said(
         for s, f in zip(sentences, feats, strict=True)
     )
     switches = tuple(k for k, s in enumerate(sentences) if _switches(s))
-    left: set[str] = set()
-    for k in switches:
-        for m in _LEFT_RE.finditer(sentences[k]):
-            left.update(analyse(m.group(1)).names)
     changes = bool(switches) or any(_CHANGE_RE.search(s) for s in sentences)
     denies = any(
-        f.negated and _ANY_DENIAL_RE.search(s) for s, f in zip(sentences, feats, strict=True)
+        f.negated and not _DENIES.isdisjoint(w.lower() for w in TOKEN_RE.findall(s))
+        for s, f in zip(sentences, feats, strict=True)
     )
     denial_subjects: dict[int, frozenset[str]] = {}
     denial_heads: dict[int, str | None] = {}
@@ -358,7 +375,7 @@ def said(
         m = _DENIAL_RE.search(s) if f.negated else None
         if m and (
             s.rstrip().endswith("?")
-            or _NOT_ASSERTED_RE.search(s[: m.start()])
+            or _not_asserted(s[: m.start()])
             or (m.group("be") and _IN_PROGRESS_RE.match(s[m.end() :]))
         ):
             m = None
@@ -391,7 +408,6 @@ def said(
         switches,
         changes,
         denies,
-        frozenset(left),
         denials,
         denial_subjects,
         denial_heads,
@@ -468,13 +484,13 @@ def reversal(x: int, y: int, a: Said, b: Said, idf: Idf, bar: float) -> Oppositi
     best, info = _best_sentence(a, terms, idf)
     if info < bar or len(a.sentence_terms[best] & terms) < MIN_SHARED_TERMS:
         return None
-    if best in a.switches or _ANNOUNCE_RE.search(a.sentences[best]):
+    if best in a.switches or _announces(a.sentences[best]):
         return None  # two announcements of a change are the same news told twice
     if not _same_topic(a.sentences[best], [b.sentences[k] for k in b.switches]):
         return None
     if _ASKED_RE.search(a.sentences[best]):
         return None  # a question asked chose nothing that a change could reverse
-    came = frozenset().union(*(b.sentence_names[k] for k in b.switches)) - a.names - b.left
+    came = frozenset().union(*(b.sentence_names[k] for k in b.switches)) - a.names
     if not came or not a.sentence_names[best] - b.names:
         return None
     # The side is stated by the switching sentence that names the new choice.
@@ -513,7 +529,7 @@ def negation(x: int, y: int, a: Said, b: Said, idf: Idf, bar: float) -> Oppositi
         target = a.sentence_terms[best]
         head = b.denial_heads[k]
         if head is None:
-            if not _POSSESS_RE.search(a.sentences[best]):
+            if not _possesses(a.sentences[best]):
                 continue
         elif head not in target:
             continue

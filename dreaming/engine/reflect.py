@@ -26,7 +26,9 @@ from itertools import combinations, pairwise
 
 import numpy as np
 
-from .text import Features, subject_terms
+from llmwiki.vocabulary import RECURRENCE
+
+from .text import TOKEN_RE, Features, subject_terms
 from .types import TERMINAL_LIFECYCLES, Theme
 
 _MARKERS: list[tuple[str, re.Pattern[str]]] = [
@@ -330,12 +332,8 @@ class TopicIndex:
         return out
 
 
-# Words people use when something comes back: the logs themselves say it recurs.
-_RECUR_CUE_RE = re.compile(
-    r"\b(?:again|still|flak(?:y|e|es|iness)|recurr\w*|intermittent(?:ly)?|keeps|on and off)\b",
-    re.I,
-)
-_RECUR_QUICK = ("again", "still", "flak", "recurr", "intermittent", "keeps", "on and off")
+def _recurs(low: str) -> bool:
+    return "on and off" in low or not RECURRENCE.isdisjoint(TOKEN_RE.findall(low))
 
 
 def recurring_identifiers(
@@ -360,7 +358,7 @@ def recurring_identifiers(
     cued: dict[str, list[int]] = {}
     for u, terms in enumerate(idents):
         low = texts[u].lower()
-        cue = any(c in low for c in _RECUR_QUICK) and _RECUR_CUE_RE.search(low) is not None
+        cue = _recurs(low)
         for t in terms:
             mentions.setdefault(t, []).append(u)
             if cue:

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from llmwiki.vocabulary import DECIDE_CUES, LIFE_CUES, NEGATIONS
+
 
 def word_list(text: str) -> list[str]:
     """Split a whitespace-separated word list (kept as prose so it stays readable)."""
@@ -79,37 +81,6 @@ MARK_WORDS = frozenset(
     )
 )
 
-NEGATIONS = frozenset(
-    word_list(
-        """
-        not no never nor don't doesn't didn't won't can't cannot isn't aren't wasn't weren't
-        shouldn't mustn't wouldn't couldn't haven't hasn't hadn't without
-        """
-    )
-)
-
-# Words without which no lifecycle marker (reflect) or decision statement (conflicts) can
-# match: a sentence with none of them skips those regexes entirely.
-LIFE_CUES = frozenset(
-    word_list(
-        """
-        todo fixme done closed close closing shipped archived archive wontfix won't snoozed
-        snooze waiting blocked reopened reopen reopening reopens re-opened finished completed
-        resolved fixed hold paused progress wrapped
-        """
-    )
-)
-DECIDE_CUES = frozenset(
-    word_list(
-        """
-        use uses using adopt adopted adopting choose chose chosen pick picked go went gone
-        settle settled standardise standardize standardised standardized rely relies move
-        moved moving migrate migrated migrating switch switched switching change changed
-        changing transitioned replaced replacing replace longer stopped stop dropped ditched
-        abandoned retired
-        """
-    )
-)
 
 GENERIC_WORDS = frozenset(
     word_list(
@@ -211,12 +182,6 @@ _CAMEL_RE = re.compile(r"[a-z][A-Z]|^[A-Z]{2,}[a-z]")
 
 TOKEN_RE = re.compile(r"[@A-Za-z0-9_][\w.+#%'’-]*[\w+#%]|[A-Za-z0-9]")
 _CODE_RE = re.compile(r"`([^`\n]{1,80})`")
-
-_OWNER_RE = re.compile(
-    r"\b(@?[A-Z][a-z]+)\s+(?:owns|leads|maintains|is (?:the )?(?:owner|lead|responsible))\b"
-    r"|\b(?:owned|maintained|led|run) by\s+(@?[A-Za-z][\w-]*)"
-    r"|\b(?:owner|assignee|assigned to)\s*[:=]?\s+(@?[A-Za-z][\w-]*)"
-)
 
 
 # Per-token memo. A plain dict lookup inlined in the hot loops is several times cheaper
@@ -480,21 +445,6 @@ def analyse(text: str) -> Features:
         codes = _CODE_RE.findall(text)
         if codes:
             idents.update(c.strip().lower() for c in codes)
-    if (
-        "own" in text
-        or "ssign" in text
-        or "aintain" in text
-        or " lead" in text
-        or "ed by" in text
-        or "un by" in text
-    ):
-        # Owners usually open the sentence ("Alice owns ..."), where capitalisation is no
-        # evidence of a name; the ownership phrase is.
-        for m in _OWNER_RE.finditer(text):
-            who = (m.group(1) or m.group(2) or m.group(3) or "").lstrip("@").lower()
-            if who and who not in STOPWORDS:
-                names.add(who)
-                subject.add(who)
     return Features(
         words=words,
         content=content,

@@ -29,7 +29,18 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from functools import cache
+from itertools import pairwise
 from pathlib import Path
+
+from llmwiki.vocabulary import (
+    AHEAD,
+    FIRST_PLURAL,
+    FIRST_SINGULAR,
+    FUTURE,
+    HEDGES,
+    OBLIGATIONS,
+    SECOND_PERSON,
+)
 
 from .blocks import Block
 from .facts import Fact, Units
@@ -53,16 +64,6 @@ ONE_BLOCK = 512  # its text is that one block (a chat turn, a one-line event)
 PLAN_SECTION = 1024  # most items under its heading are to-dos (see ``plan_sections``)
 HEADING_AHEAD = 2048  # the nearest heading above names what is still to come
 _KIND_SHIFT = 12  # bits 12.. hold the episode kind's index in KINDS
-
-# Words a heading over work still to come is named with ("Next steps", "Implementation
-# plan", "Follow-ups", "Backlog"): what stands under it is intended, not yet true.
-_AHEAD = frozenset(
-    word_list(
-        """next plan plans planned planning todo todos to-do to-dos goal goals roadmap backlog
-    followup followups follow-up follow-ups upcoming future ideas wishlist proposal proposed
-    pending"""
-    )
-)
 
 
 def place_code(
@@ -93,7 +94,7 @@ def place_code(
             code |= HEADING_DATED
         if heading.rstrip().endswith("?"):
             code |= HEADING_ASKS
-        if _AHEAD.intersection(re.findall(r"[\w-]+", heading.lower())):
+        if AHEAD.intersection(re.findall(r"[\w-]+", heading.lower())):
             code |= HEADING_AHEAD
     if first_sentence:
         code |= FIRST_SENTENCE
@@ -123,7 +124,6 @@ _CLOSED = frozenset(
 _AUX = frozenset(
     word_list("is are was were has have had will would can could should may might must does did")
 )
-_FUTURE = frozenset(("will", "should", "might", "could", "may", "todo", "tbd", "later"))
 _TOKENS_RE = re.compile(r"[A-Za-z][\w'’-]*|\S")
 
 
@@ -170,7 +170,7 @@ def plan_sections(parts: Sequence[Block]) -> list[bool]:
         elif not code:
             items += 1
             words = set(text[:120].lower().split())
-            todo += box == " " or imperative(text) or bool(words & _FUTURE)
+            todo += box == " " or imperative(text) or bool(words & FUTURE)
     close(len(parts))
     return out
 
@@ -192,7 +192,7 @@ def plan_episodes(eps: Sequence[Ep]) -> set[int]:
             continue
         text = e.content[m.end() : m.end() + 120]
         todo = (m.group(1) or "").strip() == "[ ]" or imperative(text)
-        todo = todo or bool(set(text.lower().split()) & _FUTURE)
+        todo = todo or bool(set(text.lower().split()) & FUTURE)
         groups.setdefault((e.source_id, e.section), []).append((i, todo))
     out: set[int] = set()
     for items in groups.values():
@@ -202,23 +202,10 @@ def plan_episodes(eps: Sequence[Ep]) -> set[int]:
 
 
 _WORD_RE = re.compile(r"[\w'’-]+")
-_FIRST_SINGULAR = frozenset(("i", "i'm", "i've", "i'll", "i'd", "me", "my", "mine", "myself"))
-_FIRST_PLURAL = frozenset(("we", "we're", "we've", "we'll", "we'd", "us", "our", "ours"))
-_SECOND = frozenset(("you", "your", "yours", "you're", "you've", "you'll", "you'd"))
-_OBLIGATION = frozenset(
-    ("must", "should", "never", "always", "only", "required", "need", "needs", "cannot")
-)
 _COPULA = frozenset(("is", "are", "was", "were", "be", "means", "isn't", "aren't"))
-# Hedges: what a writer is not yet sure of is an option or a plan, not a fact of the project.
-_HEDGE = frozenset(
-    word_list(
-        """consider considering optional optionally maybe perhaps possibly probably
-    likely unlikely alternatively actually might tbd"""
-    )
-)
 # A text talking about itself ("this file", "this document") is about the writing, not
 # about the project it describes.
-_SELF_RE = re.compile(r"\bthis (?:file|document|doc|page|note|section)\b", re.IGNORECASE)
+_SELF_NOUNS = frozenset(("file", "document", "doc", "page", "note", "section"))
 _DATED_KINDS = frozenset(("log_entry", "chat_turn", "event", "tool_call"))
 _SPEAKER_RE = re.compile(r"^[A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*)?:\s")
 _PLAIN = frozenset(" .,;:!?'’\"()-")
@@ -375,7 +362,7 @@ def features(
     past = opens_past(stripped)
     # Log narration: what the writer did that day, in the first person or with the
     # subject dropped ("Paired with Bo on …", "I restarted the job").
-    narrated = logged and (past or (bool(_FIRST_SINGULAR & wordset) and _past(words)))
+    narrated = logged and (past or (bool(FIRST_SINGULAR & wordset) and _past(words)))
     return [
         min(math.log1p(f.words) / math.log(50.0), 1.0),
         float(f.words < 6),
@@ -384,10 +371,10 @@ def features(
         float(stripped.endswith(":")),
         float(stripped[-1:] in (".", "!")),
         float(stripped[:1].isupper()),
-        float(bool(_FIRST_SINGULAR & wordset)),
-        float(bool(_FIRST_PLURAL & wordset)),
-        float(bool(_SECOND & wordset)),
-        float(bool(_OBLIGATION & wordset)),
+        float(bool(FIRST_SINGULAR & wordset)),
+        float(bool(FIRST_PLURAL & wordset)),
+        float(bool(SECOND_PERSON & wordset)),
+        float(bool(OBLIGATIONS & wordset)),
         float(bool(_COPULA & wordset)),
         float(f.negated),
         float(dated(stripped)),
@@ -430,7 +417,7 @@ def features(
         float(plan and logged),
         min(math.log1p(days - 1) / math.log(10.0), 1.0),
         min(math.log(max(wordings, 1)) / math.log(5.0), 1.0),
-        float(bool(_FUTURE & wordset)),
+        float(bool(FUTURE & wordset)),
         float(past),
         float(narrated),
         # Said again day after day in a log or a chat: a routine, unless a note says it too.
@@ -438,8 +425,8 @@ def features(
         # A bullet list of orders is a to-do list; a numbered one, the steps of a procedure.
         float(order and bool(place & ITEM) and not place & NUMBERED),
         float(order and bool(place & NUMBERED)),
-        float(bool(_HEDGE & wordset)),
-        float(_SELF_RE.search(stripped) is not None),
+        float(bool(HEDGES & wordset)),
+        float(any(a == "this" and b in _SELF_NOUNS for a, b in pairwise(words))),
     ]
 
 

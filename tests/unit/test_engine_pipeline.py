@@ -856,3 +856,22 @@ def test_a_written_procedure_whose_steps_lean_on_each_other_is_still_proposed():
 
     (cand,) = result.candidates
     assert cand.page_target == "RUNBOOKS" and len(cand.text.splitlines()) == 4
+
+
+def test_the_count_gates_are_asked_in_order_and_the_first_that_fails_is_the_reason():
+    from dreaming.engine.deep import COUNT_GATES, Reason
+
+    # Two wordings of one fact, both written on the first day, each from its own source.
+    eps = five_wordings()[:2]
+    policy = Policy(min_evidence=2, min_distinct_days=2, min_distinct_contexts=3)
+    result = run_sweep(eps, policy=policy, now=NOW)
+
+    assert result.candidates == []
+    reasons = {s.reason for s in result.stays_episodic}
+    assert Reason.TOO_FEW_DAYS in reasons  # days are asked before contexts
+    assert Reason.TOO_FEW_CONTEXTS not in reasons
+    assert [g.__name__ for g in COUNT_GATES] == [
+        "_too_few_evidence",
+        "_too_few_days",
+        "_too_few_contexts",
+    ]

@@ -30,8 +30,8 @@ def test_it_spells_one_version_one_way():
     assert entities("PostgreSQL 16")["value"] == entities("Postgres v16")["value"]
 
 
-def test_it_reads_identifiers_names_and_owners():
-    ents = entities("Alice owns the billing_export job; `make deploy` is in ops/run.sh, ask @bob")
+def test_it_reads_identifiers_and_names():
+    ents = entities("The billing_export job is Alice's; `make deploy` is in ops/run.sh, ask @bob")
 
     assert {"billing_export", "make deploy", "run.sh"} <= ents["ident"]
     assert {"alice", "bob"} <= ents["name"]
