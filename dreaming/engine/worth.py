@@ -285,6 +285,7 @@ FEATURES = (
     "order_step",
     "hedged",
     "self_reference",
+    "noted",
 )
 
 
@@ -332,19 +333,27 @@ def spread(eps: Sequence[Ep], idx: Iterable[int]) -> int:
     )
 
 
-def restatement(U: Units, eps: Sequence[Ep], fact: Fact | None, u: int) -> tuple[int, int]:
-    """How a fact is restated: the ``spread`` of everything that says it, and in how many
-    wordings (unit ``u`` alone when it belongs to no fact)."""
+def noted(eps: Sequence[Ep], idx: Iterable[int]) -> bool:
+    """Whether any of these episodes is written outside a log or a chat (a note, a
+    decision record, a document): said there, a fact was written down to be kept."""
+    return any(eps[i].kind not in _DATED_KINDS for i in idx)
+
+
+def restatement(U: Units, eps: Sequence[Ep], fact: Fact | None, u: int) -> tuple[int, int, bool]:
+    """How a fact is restated: the ``spread`` of everything that says it, in how many
+    wordings (unit ``u`` alone when it belongs to no fact), and whether it is ``noted``."""
     if fact is None:
-        return spread(eps, U.eps[u]), 1
+        return spread(eps, U.eps[u]), 1, noted(eps, U.eps[u])
     idx = fact.episodes if fact.episodes is not None else {i for w in fact.units for i in U.eps[w]}
-    return spread(eps, idx), sum(1 for w in fact.units if U.eps[w])
+    return spread(eps, idx), sum(1 for w in fact.units if U.eps[w]), noted(eps, idx)
 
 
-def unit_features(U: Units, u: int, restated: tuple[int, int]) -> list[float]:
+def unit_features(U: Units, u: int, restated: tuple[int, int, bool]) -> list[float]:
     """``features`` of unit ``u`` of a sweep, as training and Deep both compute them."""
-    days, wordings = restated
-    return features(U.text[u], U.feat[u], U.place[u], U.weight[u], U.trust[u], days, wordings)
+    days, wordings, in_note = restated
+    return features(
+        U.text[u], U.feat[u], U.place[u], U.weight[u], U.trust[u], days, wordings, in_note
+    )
 
 
 def features(
@@ -355,9 +364,11 @@ def features(
     trust: float,
     days: int = 1,
     wordings: int = 1,
+    in_note: bool | None = None,
 ) -> list[float]:
     """The feature vector of one sentence in its place, in the order of ``FEATURES``;
-    ``days`` and ``wordings`` say how the fact it states is restated (``restatement``)."""
+    ``days``, ``wordings`` and ``in_note`` say how the fact it states is restated
+    (``restatement``); not known, ``in_note`` is read from the sentence's own place."""
     stripped = text.strip()
     words = [w.lower().replace("’", "'") for w in _WORD_RE.findall(stripped)]
     wordset = set(words)
@@ -376,6 +387,8 @@ def features(
     # Log narration: what the writer did that day, in the first person or with the
     # subject dropped ("Paired with Bo on …", "I restarted the job").
     narrated = logged and (past or (bool(_FIRST_SINGULAR & wordset) and _past(words)))
+    if in_note is None:
+        in_note = kind < len(KINDS) and KINDS[kind] not in _DATED_KINDS
     return [
         min(math.log1p(f.words) / math.log(50.0), 1.0),
         float(f.words < 6),
@@ -440,6 +453,10 @@ def features(
         float(order and bool(place & NUMBERED)),
         float(bool(_HEDGE & wordset)),
         float(_SELF_RE.search(stripped) is not None),
+        # Said in a note, a fact was written down to be kept; said only in logs and chat,
+        # day after day, it is as often the day's news or joke. Narration is a log's
+        # wherever it was written.
+        float(in_note and not narrated),
     ]
 
 
