@@ -280,7 +280,9 @@ def test_a_fact_restated_after_its_sweep_adds_evidence_to_the_open_candidate(pro
     assert dream(project).status == DreamRun.Status.SUCCEEDED
     (first,) = Candidate.objects.filter(project=project, text__icontains="ledger")
     day("memory/2026-11-09.md", "- Reminder: billing-db-3 holds invoices in its ledger schema.\n")
-    day("memory/2026-11-10.md", "- The invoices live in the ledger schema (billing-db-3).\n")
+    # Said again only in two days' logs, a line is as often the day's news as a fact and is
+    # gated on its own; written into a note too, the restatement is proposed and folded.
+    day("notes/billing.md", "- The invoices live in the ledger schema (billing-db-3).\n")
     later = dream(project)
 
     assert later.counts["restated_open"] == 1

@@ -20,6 +20,9 @@ PII_DAYS = {
     f"memory/2026-11-0{d}.md": (
         f"# 2026-11-0{d} — agent:builder\n\n## Notes\n"
         f"- The on-call pager contact for shipments is {EMAIL}.\n"
+        # Kept from the seed's day, so a fact beside the PII stays claim-worthy: said on
+        # two days of logs alone it would be gated.
+        "- The staging database runs PostgreSQL 16 on db-staging-2.\n"
     ).encode()
     for d in (2, 4, 6)
 }

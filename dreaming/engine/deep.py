@@ -253,7 +253,7 @@ def _propose(
         return Reason.NOT_A_CLAIM
     # A fact is as claim-like as its best wording: five people saying it five ways,
     # one of them as a clean statement, have stated a claim.
-    restated = restatement(U, eps, c, choice.unit)
+    restated = restatement(U, inp, c, choice.unit)
     # Two sentences shown together read as claim-like as the better of them: a question
     # and its answer ("Could we switch? No; X was chosen on purpose.") state the answer.
     worth = max(model.prob(unit_features(U, u, restated)) for u in shown)
@@ -262,8 +262,10 @@ def _propose(
         # one does not read as a claim but another wording does, the fact is a claim
         # and the reviewer is shown the wording they could approve.
         worth, choice = _best_worded(U, text_units, restated, worth, choice, policy)
-    # The project's reviewers have the last word on what reads as a claim here.
-    where = Where(U.place[choice.unit], U.weight[choice.unit], U.trust[choice.unit], *restated)
+    # The project's reviewers have the last word on what reads as a claim here. Their
+    # refit reads whether a note says the fact from the wording's place.
+    days, wordings, _ = restated
+    where = Where(U.place[choice.unit], U.weight[choice.unit], U.trust[choice.unit], days, wordings)
     moved = reviewers.adjust(choice.text, where) if reviewers else NONE
     shipped_worth, worth = worth, moved.apply(worth) if moved.logit else worth
     # A contested fact, a procedure, a theme and a question the project has to answer
@@ -362,7 +364,7 @@ def _wording(
 def _best_worded(
     U: Units,
     units: list[int],
-    restated: tuple[int, int],
+    restated: tuple[int, int, bool],
     worth: float,
     choice: Choice,
     policy: Policy,

@@ -28,6 +28,8 @@ TERMINAL_LIFECYCLES = frozenset({"done", "archived", "closed"})
 STATUSES = ("proposed", "deferred", "blocked")
 # The episode kinds a sweep reads and the pages it routes to are the app's vocabulary.
 KINDS = IMPORTED_KINDS
+# Kinds written as the day goes (a log, a chat, an event, a tool call), not kept as notes.
+DATED_KINDS = frozenset(("log_entry", "chat_turn", "event", "tool_call"))
 PAGES = STANDARD_PAGES
 
 

@@ -43,9 +43,9 @@ from llmwiki.vocabulary import (
 )
 
 from .blocks import Block
-from .facts import Fact, Units
+from .facts import Fact, Inputs, Units
 from .text import DECIDE_CUE, LIFE_CUE, Features, word_list
-from .types import KINDS, Ep
+from .types import DATED_KINDS, KINDS, Ep
 from .wording import asks_the_listener, dated, not_a_claim, opens_pointing_back, standalone
 
 WEIGHTS_PATH = Path(__file__).with_name("worth_weights.json")
@@ -206,7 +206,6 @@ _COPULA = frozenset(("is", "are", "was", "were", "be", "means", "isn't", "aren't
 # A text talking about itself ("this file", "this document") is about the writing, not
 # about the project it describes.
 _SELF_NOUNS = frozenset(("file", "document", "doc", "page", "note", "section"))
-_DATED_KINDS = frozenset(("log_entry", "chat_turn", "event", "tool_call"))
 _SPEAKER_RE = re.compile(r"^[A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*)?:\s")
 _PLAIN = frozenset(" .,;:!?'’\"()-")
 
@@ -272,6 +271,7 @@ FEATURES = (
     "order_step",
     "hedged",
     "self_reference",
+    "noted",
 )
 
 
@@ -319,19 +319,33 @@ def spread(eps: Sequence[Ep], idx: Iterable[int]) -> int:
     )
 
 
-def restatement(U: Units, eps: Sequence[Ep], fact: Fact | None, u: int) -> tuple[int, int]:
-    """How a fact is restated: the ``spread`` of everything that says it, and in how many
-    wordings (unit ``u`` alone when it belongs to no fact)."""
-    if fact is None:
-        return spread(eps, U.eps[u]), 1
-    idx = fact.episodes if fact.episodes is not None else {i for w in fact.units for i in U.eps[w]}
-    return spread(eps, idx), sum(1 for w in fact.units if U.eps[w])
+def noted(eps: Sequence[Ep], idx: Iterable[int]) -> bool:
+    """Whether any of these episodes is written outside a log or a chat (a note, a
+    decision record, a document): said there, a fact was written down to be kept."""
+    return any(eps[i].kind not in DATED_KINDS for i in idx)
 
 
-def unit_features(U: Units, u: int, restated: tuple[int, int]) -> list[float]:
+def restatement(U: Units, inp: Inputs, fact: Fact | None, u: int) -> tuple[int, int, bool]:
+    """How a fact is restated: the ``spread`` of everything that says it, in how many
+    wordings (unit ``u`` alone when it belongs to no fact), and whether it is ``noted``.
+
+    Material with no notes at all (only logs and chat) cannot tell a kept fact from the
+    day's news by where it is written, so there every fact counts as noted.
+    """
+    eps = inp.eps
+    idx = U.eps[u] if fact is None else fact.episodes
+    if idx is None:
+        idx = {i for w in fact.units for i in U.eps[w]}
+    wordings = 1 if fact is None else sum(1 for w in fact.units if U.eps[w])
+    return spread(eps, idx), wordings, noted(eps, idx) or not inp.keeps_notes
+
+
+def unit_features(U: Units, u: int, restated: tuple[int, int, bool]) -> list[float]:
     """``features`` of unit ``u`` of a sweep, as training and Deep both compute them."""
-    days, wordings = restated
-    return features(U.text[u], U.feat[u], U.place[u], U.weight[u], U.trust[u], days, wordings)
+    days, wordings, in_note = restated
+    return features(
+        U.text[u], U.feat[u], U.place[u], U.weight[u], U.trust[u], days, wordings, in_note
+    )
 
 
 def features(
@@ -342,9 +356,11 @@ def features(
     trust: float,
     days: int = 1,
     wordings: int = 1,
+    in_note: bool | None = None,
 ) -> list[float]:
     """The feature vector of one sentence in its place, in the order of ``FEATURES``;
-    ``days`` and ``wordings`` say how the fact it states is restated (``restatement``)."""
+    ``days``, ``wordings`` and ``in_note`` say how the fact it states is restated
+    (``restatement``); not known, ``in_note`` is read from the sentence's own place."""
     stripped = text.strip()
     words = [w.lower().replace("’", "'") for w in _WORD_RE.findall(stripped)]
     wordset = set(words)
@@ -357,12 +373,14 @@ def features(
     # A log is dated: an order or a to-do list there is the day's plan, in a note a rule.
     # Under a dated heading a note keeps a log of its own ("### 2026-03-02").
     logged = bool(place & HEADING_DATED) or (
-        KINDS[kind] in _DATED_KINDS if kind < len(KINDS) else False
+        KINDS[kind] in DATED_KINDS if kind < len(KINDS) else False
     )
     past = opens_past(stripped)
     # Log narration: what the writer did that day, in the first person or with the
     # subject dropped ("Paired with Bo on …", "I restarted the job").
     narrated = logged and (past or (bool(FIRST_SINGULAR & wordset) and _past(words)))
+    if in_note is None:
+        in_note = kind < len(KINDS) and KINDS[kind] not in DATED_KINDS
     return [
         min(math.log1p(f.words) / math.log(50.0), 1.0),
         float(f.words < 6),
@@ -427,6 +445,10 @@ def features(
         float(order and bool(place & NUMBERED)),
         float(bool(HEDGES & wordset)),
         float(any(a == "this" and b in _SELF_NOUNS for a, b in pairwise(words))),
+        # Said in a note, a fact was written down to be kept; said only in logs and chat,
+        # day after day, it is as often the day's news or joke. Narration is a log's
+        # wherever it was written.
+        float(in_note and not narrated),
     ]
 
 

@@ -161,7 +161,7 @@ def examples(name: str, root: Path, key_path: Path) -> Data:
             continue
         ci = lit.unit_fact[u]
         fact = lit.facts[ci] if ci >= 0 else None
-        xs.append(unit_features(U, u, restatement(U, inp.eps, fact, u)))
+        xs.append(unit_features(U, u, restatement(U, inp, fact, u)))
         ys.append(float(any(h in good for h in hits)))
         texts.append(U.text[u])
     return Data(name, np.asarray(xs, dtype=float), np.asarray(ys, dtype=float), texts)

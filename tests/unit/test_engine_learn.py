@@ -160,15 +160,16 @@ def test_a_candidate_keeps_where_its_wording_was_written_in_its_signals():
     assert Where.from_signals({"worth": 0.7}) is None  # decided before places were kept
 
 
-def said_twice(i: int, text: str, kind: str) -> list[Ep]:
+def said_on_four_days(i: int, text: str, kind: str) -> list[Ep]:
+    # Said on two days only in chat, news is already gated by the shipped model.
     return [
-        Ep(i, T0 + timedelta(minutes=i), text, kind, "episodic", "user:a", i, 0.6),
-        Ep(i + 100, T0 + timedelta(days=1, minutes=i), text, kind, "episodic", "user:b", i, 0.6),
+        Ep(i + 100 * d, T0 + timedelta(days=d, minutes=i), text, kind, "episodic", who, i, 0.6)
+        for d, who in enumerate(("user:a", "user:b", "user:a", "user:b"))
     ]
 
 
 def test_after_its_chat_news_was_rejected_the_sweep_gates_new_news_and_keeps_the_note():
-    # The project's reviewers rejected what its chat reported of the day, said on two days
+    # The project's reviewers rejected what its chat reported of the day, said on four days
     # and proposed by the shipped model, and approved its note: the sweep of new material
     # learns that shape, place and source included, not one wording.
     news = [
@@ -177,7 +178,7 @@ def test_after_its_chat_news_was_rejected_the_sweep_gates_new_news_and_keeps_the
         "The ferry timetable for May is still with the printer.",
         "The north pier turnstiles are waiting on the contractor.",
     ]
-    history = [e for i, t in enumerate(news, 1) for e in said_twice(i, t, "chat_turn")]
+    history = [e for i, t in enumerate(news, 1) for e in said_on_four_days(i, t, "chat_turn")]
     first = run_sweep([*history, ep(9, FACT)]).candidates
     # The shipped model already gates some news; what it proposes is what reviewers decide.
     shown = {c.text for c in first}
@@ -187,7 +188,7 @@ def test_after_its_chat_news_was_rejected_the_sweep_gates_new_news_and_keeps_the
         for i, c in enumerate(first, 1)
     ]
     later = "The harbour office still has the berth survey from Callum."
-    new = [*said_twice(20, later, "chat_turn"), ep(30, NEW_FACT)]
+    new = [*said_on_four_days(20, later, "chat_turn"), ep(30, NEW_FACT)]
     assert {c.text for c in run_sweep(new).candidates} == {later, NEW_FACT}
 
     after = run_sweep(new, decided=decided)

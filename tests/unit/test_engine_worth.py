@@ -59,12 +59,6 @@ def test_weights_missing_a_feature_are_refused_by_name():
         Model.from_json(doc)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap (issue 19): in every labelled corpus a line restated on several days is "
-    "mostly a claim, so the model rates a chat status said on three days above its threshold "
-    "(0.38); the plain chat fragment is gated",
-)
 def test_repeated_chat_fragments_are_gated_and_note_statements_proposed():
     eps = [
         ep(1, 0, "The production database runs PostgreSQL 16 on db-prod-1."),
@@ -293,3 +287,39 @@ def test_a_heading_over_work_to_come_marks_what_stands_under_it():
     assert not under("Planets and their moons") & HEADING_AHEAD
     weights = json.loads(WEIGHTS_PATH.read_text(encoding="utf-8"))["weights"]
     assert weights["heading_ahead"] < 0
+
+
+def test_a_status_said_again_in_chat_is_gated_and_proposed_once_a_note_says_it():
+    # Said in chat on two days, a line is as often the day's news as a fact; written into
+    # a note too, it is a fact someone meant to keep.
+    said = "The staging deploy is green again after the fix."
+    chat = [ep(10 + d, d, said, "chat_turn", 0.5) for d in range(2)]
+
+    alone = run_sweep(chat)
+
+    assert alone.candidates == []
+    gated = {s.reason: s.episode_ids for s in alone.stays_episodic}
+    assert set(gated["not_claim_worthy"]) == {10, 11}
+    (candidate,) = run_sweep([ep(1, 0, said), *chat]).candidates
+    assert candidate.text == said
+
+
+def test_a_fact_is_noted_when_a_note_says_it_and_not_by_narration_in_a_note():
+    said = "The invoice exporter runs nightly on billing-app-2."
+    assert _x(said)["noted"] == 1.0
+    assert _x(said, "chat_turn")["noted"] == 0.0
+    place = place_code(
+        kind="chat_turn",
+        item=False,
+        number=0,
+        checkbox=None,
+        heading=None,
+        first_sentence=True,
+        first_block=True,
+        one_block=True,
+    )
+    restated = features(said, analyse(said), place, 3, 0.5, days=3, wordings=2, in_note=True)
+    assert dict(zip(FEATURES, restated, strict=True))["noted"] == 1.0
+    assert _x("Fixed the exporter and reran the nightly job.", "log_entry")["noted"] == 0.0
+    weights = json.loads(WEIGHTS_PATH.read_text(encoding="utf-8"))["weights"]
+    assert weights["noted"] > 0
