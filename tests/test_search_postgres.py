@@ -89,19 +89,24 @@ def test_check_reports_words_miscounted_and_rebuild_repairs_them(project):
     assert index_check(project).ok
 
 
-def test_ranking_passes_give_the_list_one_pass_over_every_row_gives(project, monkeypatch):
+def prose(project) -> list[str]:
+    """1,499 rows whose word frequencies spread as in prose (a few words in most rows, many
+    in few), and 80 queries of three words."""
     rng = random.Random(7)
-    # Word frequencies spread as in prose: a few words in most rows, many in few.
     vocabulary = [f"w{i}" for i in range(300)]
     weights = [1 / (i + 1) for i in range(300)]
     docs = [
         doc(project, n, " ".join(rng.choices(vocabulary, weights, k=rng.randint(3, 25))))
         for n in range(1, 1500)
     ]
-    using = backend()
-    using.apply(project.pk, docs, (), (), None)
+    backend().apply(project.pk, docs, (), (), None)
     queries = [" ".join(rng.sample(vocabulary[:60], 3)) for _ in range(60)]
-    queries += [f"w0 w1 w{rng.randint(100, 299)}" for _ in range(20)]
+    return queries + [f"w0 w1 w{rng.randint(100, 299)}" for _ in range(20)]
+
+
+def test_ranking_passes_give_the_list_one_pass_over_every_row_gives(project, monkeypatch):
+    queries = prose(project)
+    using = backend()
 
     def answers():
         return [using.search(project.pk, EPISODE, q, sensitive=True, limit=10) for q in queries]
@@ -117,6 +122,29 @@ def test_ranking_passes_give_the_list_one_pass_over_every_row_gives(project, mon
     # Words left out of the match are taken as held by every row: still the same lists.
     monkeypatch.setattr(postgres, "MATCH_WORDS", 1)
     assert answers() == whole
+
+
+def test_a_later_ranking_pass_ranks_no_row_an_earlier_one_ranked(project, monkeypatch):
+    queries = prose(project)
+    using = backend()
+    monkeypatch.setattr(postgres, "FIRST_PASS_ROWS", 50)
+    later = 0
+    for query in queries:
+        with CaptureQueriesContext(connection) as passes:
+            using.search(project.pk, EPISODE, query, sensitive=True, limit=10)
+        ranked = []
+        for match in ranking_matches(passes):
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT key FROM llmwiki_searchdocument "  # noqa: S608 (the backend's own SQL)
+                    f"WHERE project_id = %s AND layer = %s AND vec @@ {match}",
+                    [project.pk, EPISODE],
+                )
+                ranked.append({key for (key,) in cursor.fetchall()})
+        later += len(ranked) - 1
+        for i, rows in enumerate(ranked):
+            assert all(not rows & earlier for earlier in ranked[:i]), query
+    assert later  # some queries needed a second pass
 
 
 def test_common_words_alone_rank_only_the_rows_that_can_make_the_list(project, monkeypatch):

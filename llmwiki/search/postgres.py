@@ -321,7 +321,8 @@ def _ranked(cursor, project_id, layer, sensitive, limit, words, total):
     2003). The first floor is the highest that the words' document counts say about
     FIRST_PASS_ROWS rows reach. If that pass's `limit`-th score falls below it, a second
     pass with that score as the floor is exact; if it finds fewer rows than `limit`, a
-    second pass ranks every row holding a word.
+    second pass ranks every row holding a word. A later pass leaves out the rows an
+    earlier one ranked (their best are kept), so no row is ranked twice.
     """
     words = sorted(words, key=lambda w: -w.bound)
     named, assumed = words[:MATCH_WORDS], math.fsum(w.bound for w in words[MATCH_WORDS:])
@@ -329,24 +330,29 @@ def _ranked(cursor, project_id, layer, sensitive, limit, words, total):
     # The SQL is assembled from fixed fragments, one per query word; every value (the
     # words included) travels as a parameter.
     sql = (
-        f"SELECT key, {score} AS rank FROM llmwiki_searchdocument "  # noqa: S608
+        f"SELECT key, {score} AS rank, id FROM llmwiki_searchdocument "  # noqa: S608
         "WHERE project_id = %s AND layer = %s AND (%s OR NOT sensitive) "
         "AND vec @@ %s::tsquery ORDER BY rank DESC, id LIMIT %s"
     )
     scored = [x for w in words for x in (w.idf, w.query)]
     anything = " | ".join(w.query for w in words)
 
-    def best(match: str) -> list[tuple[str, float]]:
+    def best(match: str) -> list[tuple[str, float, int]]:
         cursor.execute(sql, [*scored, project_id, layer, sensitive, match, limit])
-        return [(key, float(rank)) for key, rank in cursor.fetchall()]
+        return [(key, float(rank), pk) for key, rank, pk in cursor.fetchall()]
 
     rows = FIRST_PASS_ROWS
     floor = _floor(named, total, rows) + assumed
+    found: list[tuple[str, float, int]] = []
+    ranked = ""  # the rows earlier passes ranked, as a match
     while True:
         match = _reaching(named, floor * (1 - SLACK) - assumed) or anything
-        found = best(match)
+        # The index leaves out what an earlier pass ranked: its best are in `found`.
+        fresh = best(f"({match}) & !({ranked})" if ranked else match)
+        found = sorted(found + fresh, key=lambda r: (-r[1], r[2]))[:limit]
         if match == anything or (len(found) == limit and found[-1][1] >= floor):
-            return found
+            return [(key, rank) for key, rank, _ in found]
+        ranked = f"{ranked} | ({match})" if ranked else f"({match})"
         if len(found) == limit:
             floor = found[-1][1]
         else:

@@ -190,3 +190,24 @@ def test_an_index_holding_no_segment_yet_answers_nothing(tmp_path):
     backend.apply(1, [], [f"{EPISODE}:7"], (), None)  # a delete creates the index, empty
     assert backend._index(1, EPISODE, create=False) is not None
     assert backend.search(1, EPISODE, "replica lag", sensitive=True, limit=5) == []
+
+
+def test_a_text_s_terms_are_its_tokens_terms_as_the_analyzer_reads_the_whole_text(monkeypatch):
+    from llmwiki.search import backends
+    from llmwiki.search.backends import terms
+
+    rng = random.Random(3)
+    tricky = [
+        "Hello, WORLD! v2.3.1 e-mail foo*bar x.y. İstanbul straße naïve ÉCOLE 3.14 a_b __",
+        "it's don't ran running runs happily ..a..b.. 1.2.3.4 file.txt *** x I A",
+        "",
+    ]
+    texts = tricky + [" ".join(rng.choices(WORDS + tricky[0].split(), k=40)) for _ in range(50)]
+    for text in texts:
+        assert terms(text) == sorted({t.text for t in _ANALYZER(text)}), text
+    # Asked again, from the memo of each token's terms: the same.
+    assert [terms(t) for t in texts] == [sorted({t.text for t in _ANALYZER(t)}) for t in texts]
+    # Retrieval reads every hit's terms: a token met before is not analysed again.
+    analysed = []
+    monkeypatch.setattr(backends, "_ANALYZER", lambda text: analysed.append(text) or [])
+    assert terms(texts[0]) == sorted({t.text for t in _ANALYZER(texts[0])}) and not analysed
