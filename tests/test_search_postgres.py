@@ -240,3 +240,21 @@ def test_open_conflicts_are_ranked_in_the_database_and_only_the_best_are_read(
         lists[caller.actor] = [h.id for h in best]
     assert lists[Caller.operator().actor][0] == withheld.pk
     assert withheld.pk not in lists["agent:x"] and len(lists["agent:x"]) == 2
+
+
+@pytest.mark.django_db
+def test_the_latest_episode_of_a_project_is_read_from_an_index_not_past_other_projects(project):
+    """Every retrieval asks where the project's material stands (`documents.head`). With
+    newer projects' episodes above it in the primary key, a walk down that key would read
+    every one of them; the (project, id) index answers at once."""
+    from llmwiki.search.documents import head_columns, project_row_sql
+
+    with connection.cursor() as cursor:
+        # No statistics on a test database: forbid the plans a large table would never take.
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute("EXPLAIN " + project_row_sql(connection.vendor, head_columns), [project.pk])
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    for table in ("llmwiki_episode", "llmwiki_auditevent"):
+        scan = next(line for line in plan.splitlines() if f" on {table} " in line)
+        # Read backwards along the project's own ids: no sort, no other project's rows.
+        assert "Scan Backward" in scan and "_pkey" not in scan, plan

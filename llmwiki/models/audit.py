@@ -28,6 +28,7 @@ class AuditEvent(ImmutableModel):
         indexes = [
             models.Index(fields=["project", "at"]),
             models.Index(fields=["object_type", "object_id"]),
+            models.Index(fields=["project", "id"]),  # the latest event (documents.head)
         ]
         ordering = ["-at", "-id"]
 

@@ -148,6 +148,9 @@ class Episode(ImmutableModel):
             models.Index(fields=["project", "status", "id"]),
             models.Index(fields=["project", "kind"]),
             models.Index(fields=["project", "occurred_at"]),
+            # Every retrieval reads the project's latest episode id (documents.head);
+            # without it PostgreSQL walks the primary key past other projects' rows.
+            models.Index(fields=["project", "id"]),
         ]
         ordering = ["-occurred_at", "-id"]
 
