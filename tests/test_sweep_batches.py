@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
-from dreaming import services
+from dreaming import services, sweep_persist
 from dreaming.engine import pipeline
-from dreaming.models import Candidate, DreamRun
+from dreaming.engine.restate import restating
+from dreaming.models import Candidate, CandidateTerm, DreamRun
 from llmwiki.ingest import RawFile, ingest_files
 from llmwiki.models import Episode, Project
 from llmwiki.search import index
@@ -214,3 +216,80 @@ def test_a_fold_in_chunks_writes_the_same_index_as_one_pass(project, monkeypatch
     monkeypatch.undo()
     index_rebuild(project)
     assert using.digests(project.pk) == chunked
+
+
+WAITING = [
+    "Invoices are stored in the ledger schema on billing-db-3.",
+    "The sync interval for mobile clients is 10 minutes.",
+    "Nightly backups of the ledger schema go to bucket cold-store-2.",
+]
+DRAFTS = [
+    "billing-db-3 holds the invoices in its ledger schema.",  # restates the first
+    "The sync interval for mobile clients is 5 minutes.",  # a change, not more evidence
+    "Invoices are stored in the ledger schema on billing-db-7.",  # another host
+    "cold-store-2 receives the nightly ledger schema backups.",  # restates the third
+    "Lunch on Friday is at the usual place.",
+]
+
+
+def unrelated(k: int) -> str:
+    """A waiting fact sharing no rare term with the drafts (only common queue words)."""
+    return f"The worker q{k}x copies batch b{k}y into shelf s{k}z every night."
+
+
+def waiting_queue(project, texts) -> list[int]:
+    Candidate.objects.bulk_create(
+        Candidate(
+            project=project,
+            text=t,
+            page_target="SYSTEM_OVERVIEW",
+            memory_type="fact",
+            dedupe_key=f"w{i}",
+            status=Candidate.Status.DEFERRED if i % 2 else Candidate.Status.PROPOSED,
+        )
+        for i, t in enumerate(texts)
+    )
+    return list(
+        Candidate.objects.filter(project=project).order_by("id").values_list("id", flat=True)
+    )
+
+
+def drafted(texts):
+    return [
+        SimpleNamespace(text=t, dedupe_key=f"d{i}", conflict_keys=(), status="proposed")
+        for i, t in enumerate(texts)
+    ]
+
+
+def test_drafts_fold_into_the_waiting_candidates_restating_finds_among_the_whole_queue(project):
+    texts = [unrelated(k) for k in range(40)]
+    texts[7:7] = WAITING[:1]
+    texts[30:30] = WAITING[1:]
+    ids = waiting_queue(project, texts)
+
+    found = sweep_persist._restating_open(project, drafted(DRAFTS))
+
+    whole = restating(DRAFTS, texts)
+    assert found == {f"d{d}": ids[o] for d, o in whole.items()}
+    assert found == {"d0": ids[7], "d3": ids[31]}
+
+
+def test_a_restatement_is_found_reading_the_drafts_neighbours_not_the_queue(project, monkeypatch):
+    ids = waiting_queue(project, [*WAITING, *(unrelated(k) for k in range(300))])
+    sweep_persist._index_terms(project, Candidate.objects.filter(project=project))
+    # A decided candidate leaves the queue and the term index.
+    Candidate.objects.filter(pk=ids[1]).update(status=Candidate.Status.APPROVED)
+    read = []
+    parsed = sweep_persist._parsed
+    monkeypatch.setattr(sweep_persist, "_parsed", lambda text: read.append(text) or parsed(text))
+
+    found = sweep_persist._restating_open(project, drafted(DRAFTS))
+
+    assert found == {"d0": ids[0], "d3": ids[2]}
+    # The drafts, and the waiting texts sharing one of their rare terms: the first
+    # candidate, the backup one (ledger schema) and nothing of the 300 others.
+    assert sorted(read[len(DRAFTS) :]) == sorted([WAITING[0], WAITING[2]])
+    assert not CandidateTerm.objects.filter(candidate=ids[1]).exists()
+    assert CandidateTerm.objects.filter(project=project).values("candidate").distinct().count() == (
+        302
+    )
