@@ -33,6 +33,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 from common import (
     REPO_DIR,
@@ -154,20 +155,31 @@ class Workers:
             self.process.wait()
 
 
-def sweep(project, timeout: float = 3600) -> tuple[int, int, int, str]:
+class Sweep(NamedTuple):
+    runs: int
+    largest: int
+    swept: int
+    note: str
+    seconds: list[float]  # each run's own duration, in order
+    rss: list[float]  # the largest worker peak RSS (MiB) after each run
+
+
+def sweep(project, workers: Workers, timeout: float = 3600) -> Sweep:
     """Request dream runs until the watermark reaches the newest episode; each is executed
-    by the workers. Returns (runs, largest batch, episodes swept, the first run's note)."""
+    by the workers."""
     from dreaming import services as dreaming
     from dreaming.models import DreamRun
     from llmwiki.models import Episode
 
     newest = Episode.objects.filter(project=project).order_by("-id").values_list("id", flat=True)[0]
     runs, largest, swept, note = 0, 0, 0, ""
+    seconds: list[float] = []
+    rss: list[float] = []
     deadline = time.monotonic() + timeout
     while True:
         project.refresh_from_db()
         if project.dream_watermark >= newest:
-            return runs, largest, swept, note
+            return Sweep(runs, largest, swept, note, seconds, rss)
         run = dreaming.dream_request(project=project, trigger="manual", actor="bench")
         while True:
             run.refresh_from_db()
@@ -183,6 +195,23 @@ def sweep(project, timeout: float = 3600) -> tuple[int, int, int, str]:
         largest = max(largest, light.get("selected", 0))
         swept += light.get("selected", 0)
         note = note or light.get("note", "")
+        seconds.append((run.duration_ms or 0) / 1000)
+        rss.append(max(workers.peaks.values(), default=0.0))
+
+
+def growth(done: Sweep) -> str:
+    """How a run's time and the workers' memory moved from the first runs to the last."""
+    k = min(10, len(done.seconds))
+    if not k:
+        return ""
+    early = statistics.mean(done.seconds[:k])
+    late = statistics.mean(done.seconds[-k:])
+    marks = sorted({min(n, len(done.rss)) for n in (1, 20, 50, 100, 150, len(done.rss))})
+    return (
+        f"- Per run (≤ {done.largest:,} episodes): first {k} runs {early:.1f} s on average, "
+        f"last {k} {late:.1f} s, slowest {max(done.seconds):.1f} s. Largest worker peak RSS "
+        "after run " + ", ".join(f"{n}: {done.rss[n - 1]:,.0f} MiB" for n in marks) + "."
+    )
 
 
 def percentiles(samples: list[float]) -> tuple[float, float]:
@@ -233,7 +262,8 @@ def main(argv: list[str] | None = None) -> int:
         step(["index rebuild", f"{written:,} docs", f"{took:.1f}", f"{written / took:,.0f} docs/s"])
 
         start = time.perf_counter()
-        runs, largest, swept, note = sweep(project)
+        backlog = sweep(project, workers)
+        runs, largest, swept, note = backlog[:4]
         took = time.perf_counter() - start
         step(
             [
@@ -244,12 +274,13 @@ def main(argv: list[str] | None = None) -> int:
             ]
         )
         notes.append(f"- The backlog's first dream run says: {note}")
+        notes.append(growth(backlog))
 
         start = time.perf_counter()
         fresh = ingest(project, args.nightly, "night", seed=2)
         ingest_s = time.perf_counter() - start
         start = time.perf_counter()
-        runs, largest, _, _ = sweep(project)
+        runs, largest = sweep(project, workers)[:2]
         sweep_s = time.perf_counter() - start
         start = time.perf_counter()
         folded = index_fold(project)
