@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 from types import SimpleNamespace
 
-from dreaming import services, sweep_persist
+from django.core.management import call_command
+from django.urls import reverse
+
+from dreaming import services, sweep_persist, tasks
 from dreaming.engine import pipeline
 from dreaming.engine.restate import restating
 from dreaming.models import Candidate, CandidateTerm, DreamRun
@@ -293,3 +296,71 @@ def test_a_restatement_is_found_reading_the_drafts_neighbours_not_the_queue(proj
     assert CandidateTerm.objects.filter(project=project).values("candidate").distinct().count() == (
         302
     )
+
+
+def test_a_worker_run_that_leaves_backlog_queues_the_next_until_it_drains(
+    project, django_capture_on_commit_callbacks
+):
+    capped(project)
+    one_day(project)
+    total = Episode.objects.dreamable().filter(project=project).count()
+    first = services.dream_request(project=project, trigger="manual", actor="t", enqueue=False)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        tasks.dream_run(first.pk)
+
+    runs = list(DreamRun.objects.filter(project=project).order_by("id"))
+    assert len(runs) == -(-total // CAP) > 2
+    assert all(r.status == DreamRun.Status.SUCCEEDED for r in runs)
+    assert [r.counts.get("next_run") for r in runs] == [r.pk for r in runs[1:]] + [None]
+    assert sum(r.counts["selected"] for r in runs) == total
+    assert runs[-1].counts["remaining"] == 0
+    newest = Episode.objects.filter(project=project).latest("id").pk
+    assert Project.objects.get(pk=project.pk).dream_watermark == newest
+
+
+def test_the_next_batch_is_queued_once_never_beside_an_open_run(project):
+    capped(project)
+    one_day(project)
+    first = dream(project)
+    assert first.counts["remaining"] > 0
+
+    # A run someone asked for meanwhile takes the next batch: nothing is queued beside it.
+    asked = services.dream_request(project=project, trigger="manual", actor="t", enqueue=False)
+    assert services.dream_continue(first) is None
+    asked = services.dream_execute(run_id=asked.pk)
+
+    # Its continuation is queued once; a redelivered task of either run queues nothing.
+    queued = services.dream_continue(asked)
+    assert queued is not None and queued.status == DreamRun.Status.QUEUED
+    assert services.dream_continue(asked) is None
+    assert services.dream_continue(first) is None
+    assert DreamRun.objects.filter(project=project, status__in=DreamRun.OPEN_STATUSES).count() == 1
+    assert DreamRun.objects.get(pk=asked.pk).counts["next_run"] == queued.pk
+
+
+def test_a_run_that_drains_the_backlog_or_reads_a_scope_queues_nothing(project):
+    one_day(project)
+    whole = dream(project)  # within the cap
+    assert not whole.counts["remaining"]
+    assert services.dream_continue(whole) is None
+    capped(project)
+    one_day(project)  # the same day again: nothing new past the watermark
+    preview = services.dream_request(project=project, trigger="preview", actor="t", enqueue=False)
+    assert services.dream_continue(services.dream_execute(run_id=preview.pk)) is None
+    assert not DreamRun.objects.filter(project=project, status__in=DreamRun.OPEN_STATUSES).exists()
+
+
+def test_the_run_page_and_the_cli_say_how_much_backlog_is_left(client, carol, project, capsys):
+    capped(project)
+    one_day(project)
+    call_command("dream", "--project", project.slug)
+    out = capsys.readouterr().out
+    first = DreamRun.objects.get(project=project)
+    left = first.counts["remaining"]
+    assert f"backlog: {left} episodes remain past the watermark" in out
+    queued = services.dream_continue(first)
+
+    client.force_login(carol)
+    page = client.get(reverse("dreaming:run", args=[project.slug, first.pk])).content.decode()
+    assert "Backlog left" in page and f"run #{queued.pk}</a> takes the next batch" in page
