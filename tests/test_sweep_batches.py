@@ -6,6 +6,8 @@ import json
 from types import SimpleNamespace
 
 from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from dreaming import services, sweep_persist, tasks
@@ -240,14 +242,14 @@ def unrelated(k: int) -> str:
     return f"The worker q{k}x copies batch b{k}y into shelf s{k}z every night."
 
 
-def waiting_queue(project, texts) -> list[int]:
+def waiting_queue(project, texts, first=0) -> list[int]:
     Candidate.objects.bulk_create(
         Candidate(
             project=project,
             text=t,
             page_target="SYSTEM_OVERVIEW",
             memory_type="fact",
-            dedupe_key=f"w{i}",
+            dedupe_key=f"w{first + i}",
             status=Candidate.Status.DEFERRED if i % 2 else Candidate.Status.PROPOSED,
         )
         for i, t in enumerate(texts)
@@ -286,7 +288,8 @@ def test_a_restatement_is_found_reading_the_drafts_neighbours_not_the_queue(proj
     parsed = sweep_persist._parsed
     monkeypatch.setattr(sweep_persist, "_parsed", lambda text: read.append(text) or parsed(text))
 
-    found = sweep_persist._restating_open(project, drafted(DRAFTS))
+    with CaptureQueriesContext(connection) as queries:
+        found = sweep_persist._restating_open(project, drafted(DRAFTS))
 
     assert found == {"d0": ids[0], "d3": ids[2]}
     # The drafts, and the waiting texts sharing one of their rare terms: the first
@@ -296,6 +299,15 @@ def test_a_restatement_is_found_reading_the_drafts_neighbours_not_the_queue(proj
     assert CandidateTerm.objects.filter(project=project).values("candidate").distinct().count() == (
         302
     )
+
+    # A queue twice as long: the same queries, the same texts read.
+    waiting_queue(project, [unrelated(k) for k in range(300, 600)], first=1000)
+    sweep_persist._index_terms(project, Candidate.objects.filter(project=project))
+    read.clear()
+    with CaptureQueriesContext(connection) as longer:
+        assert sweep_persist._restating_open(project, drafted(DRAFTS)) == found
+    assert len(longer) == len(queries)
+    assert sorted(read[len(DRAFTS) :]) == sorted([WAITING[0], WAITING[2]])
 
 
 def test_a_worker_run_that_leaves_backlog_queues_the_next_until_it_drains(
