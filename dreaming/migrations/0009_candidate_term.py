@@ -5,24 +5,44 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('dreaming', '0008_conflict_side_words'),
-        ('llmwiki', '0015_search_own_words'),
+        ("dreaming", "0008_conflict_side_words"),
+        ("llmwiki", "0015_search_own_words"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='CandidateTerm',
+            name="CandidateTerm",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('key', models.BigIntegerField()),
-                ('candidate', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='terms', to='dreaming.candidate')),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='llmwiki.project')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("key", models.BigIntegerField()),
+                (
+                    "candidate",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="terms",
+                        to="dreaming.candidate",
+                    ),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="llmwiki.project",
+                    ),
+                ),
             ],
             options={
-                'indexes': [models.Index(fields=['project', 'key'], name='dreaming_term_key_idx')],
-                'constraints': [models.UniqueConstraint(fields=('candidate', 'key'), name='one_row_per_term')],
+                "indexes": [models.Index(fields=["project", "key"], name="dreaming_term_key_idx")],
+                "constraints": [
+                    models.UniqueConstraint(fields=("candidate", "key"), name="one_row_per_term")
+                ],
             },
         ),
     ]
