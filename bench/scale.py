@@ -7,9 +7,10 @@ LLMWIKI_Q_WORKERS=2) runs beside this process, and the steps are timed in order:
 - **ingest**: N synthetic episodes (daily logs, notes, transcripts; ~300 characters each)
   through the gate with `ingest_files`, CHUNK episodes a call;
 - **index**: `index_rebuild` of the project (written in bounded chunks);
-- **backlog sweep**: dream runs requested one after another and executed by the workers
-  (through Redis) until the sweep's watermark reaches the newest episode; each run takes a
-  bounded batch (the policy's `max_episodes`), so memory does not grow with the backlog;
+- **backlog sweep**: one dream run requested, executed by the workers (through Redis); each
+  run takes a bounded batch (the policy's `max_episodes`), so memory does not grow with
+  the backlog, and queues the next while backlog remains, until the sweep's watermark
+  reaches the newest episode;
 - **nightly**: NIGHTLY new episodes ingested, then one sweep and one index fold;
 - **retrieval**: p50 / p95 of `retrieve()` over the questions of `bench/retrieval.py`;
 - **memory**: peak RSS of this process and of every worker process (read from /proc while
@@ -33,6 +34,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 from common import (
     REPO_DIR,
@@ -154,35 +156,72 @@ class Workers:
             self.process.wait()
 
 
-def sweep(project, timeout: float = 3600) -> tuple[int, int, int, str]:
-    """Request dream runs until the watermark reaches the newest episode; each is executed
-    by the workers. Returns (runs, largest batch, episodes swept, the first run's note)."""
+class Sweep(NamedTuple):
+    runs: int
+    largest: int
+    swept: int
+    note: str
+    seconds: list[float]  # each run's own duration, in order
+    rss: list[float]  # the largest worker peak RSS (MiB) after each run
+
+
+def sweep(project, workers: Workers, timeout: float = 3600) -> Sweep:
+    """Request one dream run and wait while the workers drain the backlog: a run that
+    leaves backlog queues the next itself (`dreaming.services.dream_continue`)."""
     from dreaming import services as dreaming
     from dreaming.models import DreamRun
     from llmwiki.models import Episode
 
     newest = Episode.objects.filter(project=project).order_by("-id").values_list("id", flat=True)[0]
-    runs, largest, swept, note = 0, 0, 0, ""
+    first = dreaming.dream_request(project=project, trigger="manual", actor="bench")
+    runs = DreamRun.objects.filter(project=project, pk__gte=first.pk).order_by("id")
+    seen: dict[int, DreamRun] = {}
+    rss: list[float] = []
+    idle_since: float | None = None
     deadline = time.monotonic() + timeout
     while True:
-        project.refresh_from_db()
-        if project.dream_watermark >= newest:
-            return runs, largest, swept, note
-        run = dreaming.dream_request(project=project, trigger="manual", actor="bench")
-        while True:
-            run.refresh_from_db()
+        for run in runs.exclude(pk__in=list(seen)):
+            if run.status in (DreamRun.Status.FAILED, DreamRun.Status.ABANDONED):
+                raise SystemExit(f"dream run {run.pk} ended {run.status}: {run.error}")
             if not run.is_open:
-                break
-            if time.monotonic() > deadline:
-                raise SystemExit(f"dream run {run.pk} did not finish in {timeout:.0f} s")
-            time.sleep(0.2)
-        if run.status not in (DreamRun.Status.SUCCEEDED, DreamRun.Status.NOOP):
-            raise SystemExit(f"dream run {run.pk} ended {run.status}: {run.error}")
-        runs += 1
-        light = run.phases.get("light") or {}
-        largest = max(largest, light.get("selected", 0))
-        swept += light.get("selected", 0)
-        note = note or light.get("note", "")
+                seen[run.pk] = run
+                rss.append(max(workers.peaks.values(), default=0.0))
+        project.refresh_from_db()
+        busy = runs.filter(status__in=DreamRun.OPEN_STATUSES).exists()
+        if project.dream_watermark >= newest and not busy:
+            break
+        # A run settles a moment before its worker queues the next one.
+        idle_since = None if busy else idle_since or time.monotonic()
+        if idle_since and time.monotonic() - idle_since > 30:
+            raise SystemExit(f"the backlog stopped draining at watermark {project.dream_watermark}")
+        if time.monotonic() > deadline:
+            raise SystemExit(f"the backlog did not drain in {timeout:.0f} s")
+        time.sleep(0.2)
+    done = list(seen.values())
+    lights = [run.phases.get("light") or {} for run in done]
+    return Sweep(
+        len(done),
+        max((light.get("selected", 0) for light in lights), default=0),
+        sum(light.get("selected", 0) for light in lights),
+        lights[0].get("note", "") if lights else "",
+        [(run.duration_ms or 0) / 1000 for run in done],
+        rss,
+    )
+
+
+def growth(done: Sweep) -> str:
+    """How a run's time and the workers' memory moved from the first runs to the last."""
+    k = min(10, len(done.seconds))
+    if not k:
+        return ""
+    early = statistics.mean(done.seconds[:k])
+    late = statistics.mean(done.seconds[-k:])
+    marks = sorted({min(n, len(done.rss)) for n in (1, 20, 50, 100, 150, len(done.rss))})
+    return (
+        f"- Per run (≤ {done.largest:,} episodes): first {k} runs {early:.1f} s on average, "
+        f"last {k} {late:.1f} s, slowest {max(done.seconds):.1f} s. Largest worker peak RSS "
+        "after run " + ", ".join(f"{n}: {done.rss[n - 1]:,.0f} MiB" for n in marks) + "."
+    )
 
 
 def percentiles(samples: list[float]) -> tuple[float, float]:
@@ -233,7 +272,8 @@ def main(argv: list[str] | None = None) -> int:
         step(["index rebuild", f"{written:,} docs", f"{took:.1f}", f"{written / took:,.0f} docs/s"])
 
         start = time.perf_counter()
-        runs, largest, swept, note = sweep(project)
+        backlog = sweep(project, workers)
+        runs, largest, swept, note = backlog[:4]
         took = time.perf_counter() - start
         step(
             [
@@ -244,12 +284,13 @@ def main(argv: list[str] | None = None) -> int:
             ]
         )
         notes.append(f"- The backlog's first dream run says: {note}")
+        notes.append(growth(backlog))
 
         start = time.perf_counter()
         fresh = ingest(project, args.nightly, "night", seed=2)
         ingest_s = time.perf_counter() - start
         start = time.perf_counter()
-        runs, largest, _, _ = sweep(project)
+        runs, largest = sweep(project, workers)[:2]
         sweep_s = time.perf_counter() - start
         start = time.perf_counter()
         folded = index_fold(project)

@@ -15,7 +15,7 @@ from django.utils import timezone
 from dreaming.engine import Policy, PolicyError, snippet_limits
 from dreaming.engine.blocks import blocks, sentences
 from dreaming.engine.wording import display_text, trim_snippet
-from dreaming.models import Candidate, Conflict, ConflictSide, DreamRun
+from dreaming.models import Candidate, CandidateTerm, Conflict, ConflictSide, DreamRun
 from llmwiki.erasure import (
     ERASED,
     MIN_FRAGMENT,
@@ -87,6 +87,8 @@ class DreamingErasure(ErasureStep):
             version=F("version") + 1,
             updated_at=timezone.now(),
         )
+        # The term index holds hashes of the words: they go with the text.
+        CandidateTerm.objects.filter(candidate__in=rows["candidates"]).delete()
         ConflictSide.objects.filter(pk__in=rows["conflict_sides"]).update(text=ERASED)
         # A conflict's subject is distilled from its sides' words: it goes with them.
         Conflict.objects.filter(pk__in=rows["conflicts"]).update(subject=ERASED)

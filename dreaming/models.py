@@ -353,6 +353,31 @@ class CandidateEvidence(models.Model):
         return f"episode #{self.episode_id} {self.role}s candidate #{self.candidate_id}"
 
 
+class CandidateTerm(models.Model):
+    """One grouping term of a candidate awaiting review, as a 64-bit hash of the term.
+
+    A sweep asks which waiting candidates share its drafts' rare terms (a restatement
+    shares them) through this index, instead of reading and parsing every waiting
+    candidate's text each run. Rows live only while their candidate waits: a sweep drops
+    those of decided candidates, so the table follows the review queue. A candidate with
+    no term keeps one row of key 0, so it is not parsed again.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    candidate = models.ForeignKey(Candidate, on_delete=models.CASCADE, related_name="terms")
+    key = models.BigIntegerField()
+
+    class Meta:
+        constraints = [
+            # A sweep and a preview may index the same new candidate at once.
+            models.UniqueConstraint(fields=["candidate", "key"], name="one_row_per_term")
+        ]
+        indexes = [models.Index(fields=["project", "key"], name="dreaming_term_key_idx")]
+
+    def __str__(self) -> str:
+        return f"term {self.key} of candidate #{self.candidate_id}"
+
+
 class ConflictQuerySet(models.QuerySet):
     def unresolved(self) -> ConflictQuerySet:
         """Open and escalated conflicts: what OPEN_QUESTIONS lists."""

@@ -118,6 +118,35 @@ def dream_request(
     return run
 
 
+def dream_continue(run: DreamRun) -> DreamRun | None:
+    """Queue the next run of the backlog this run left, so a backlog larger than one
+    batch drains run by run without anyone asking again. Returns the queued run.
+
+    Only a sweep past the watermark that settled and is still the project's latest: a
+    preview, backfill or wizard sweep reads a scope, not the backlog; a failed run waits
+    for the schedule or a person; a redelivered task of an older run finds the watermark
+    moved on. One open run per project holds as ever: if a run is already queued or
+    running, it takes the next batch and nothing more is queued.
+    """
+    scoped = run.backfill_from is not None or run.wizard_run_id is not None
+    if run.status != DreamRun.Status.SUCCEEDED or run.is_preview or scoped:
+        return None
+    if not (run.counts or {}).get("remaining"):
+        return None
+    project = Project.objects.get(pk=run.project_id)
+    if project.dream_watermark != run.watermark_after:
+        return None
+    try:
+        queued = dream_request(project=project, trigger=run.trigger, actor="system")
+    except DreamBusy:
+        return None
+    except ValueError:  # dreaming was disabled since the schedule started this backlog
+        return None
+    run.counts = {**run.counts, "next_run": queued.pk}
+    DreamRun.objects.filter(pk=run.pk).update(counts=run.counts)
+    return queued
+
+
 def _abandon_expired(project: Project, now) -> None:
     for run in DreamRun.objects.filter(
         project=project, status__in=DreamRun.OPEN_STATUSES, lease_expires_at__lt=now
@@ -319,4 +348,11 @@ def promoted_today(project: Project) -> int:
     return Claim.objects.filter(project=project, approved_at__gte=today).count()
 
 
-__all__ = ["DreamBusy", "PolicyError", "dream_execute", "dream_request", "policy_update"]
+__all__ = [
+    "DreamBusy",
+    "PolicyError",
+    "dream_continue",
+    "dream_execute",
+    "dream_request",
+    "policy_update",
+]

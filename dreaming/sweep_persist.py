@@ -3,18 +3,33 @@ the run's transaction; idempotent by dedupe key."""
 
 from __future__ import annotations
 
+import hashlib
 from collections import defaultdict
 from typing import Any
 
+from django.db.models import Count
 from django.utils import timezone
 
+from dreaming.engine.blocks import sentences
 from dreaming.engine.deep import draft_rank
-from dreaming.engine.restate import restating
+from dreaming.engine.restate import _Identity
+from dreaming.engine.similar import TermIndex, _generating, neighbours, terms_of
+from dreaming.engine.text import Features, analyse
 from dreaming.engine.types import CandidateDraft, SweepResult
 from dreaming.engine.types import ConflictSide as DraftSide
-from dreaming.models import Candidate, CandidateEvidence, Conflict, ConflictSide, DreamRun
+from dreaming.models import (
+    Candidate,
+    CandidateEvidence,
+    CandidateTerm,
+    Conflict,
+    ConflictSide,
+    DreamRun,
+)
 from dreaming.sweep_input import _Computed, _in_range
 from llmwiki.models import SECURITY_RANK, AuditEvent, Claim, Project, SecurityClass
+
+# Keys per IN list: well under every backend's limit on query parameters.
+_CHUNK = 500
 
 
 def _restating_open(project: Project, drafts: list) -> dict[str, int]:
@@ -22,20 +37,105 @@ def _restating_open(project: Project, drafts: list) -> dict[str, int]:
 
     Their evidence goes to that candidate instead of a second proposal of the same fact.
     A contested or blocked draft stays its own: a reviewer must see it as it is.
+
+    The answer is ``restating`` over the drafts and the whole queue, but only the waiting
+    candidates that hold one of the drafts' rare terms are read (``_near_drafts``): the
+    queue counts in the terms' rarity, and the others can share no rare term with a
+    draft, so they are never a draft's neighbour. Cost and memory follow the drafts.
     """
     plain = [c for c in drafts if not c.conflict_keys and c.status != "blocked"]
     if not plain:
         return {}
-    waiting = list(
-        Candidate.objects.filter(
-            project=project,
-            status__in=(Candidate.Status.PROPOSED, Candidate.Status.DEFERRED),
+    drafted = [_parsed(c.text) for c in plain]
+    waiting, index = _near_drafts(project, [terms for _, terms in drafted])
+    if not waiting:
+        return {}
+    parsed = [_parsed(text) for _, text in waiting] + drafted
+    near = neighbours([terms for _, terms in parsed], index)
+    ids = [_Identity.of(feats) for feats, _ in parsed]
+    first_draft = len(waiting)
+    found = {}
+    for d in range(len(plain)):
+        x = first_draft + d
+        best = max(
+            ((s, -y) for y, s in near[x] if y < first_draft and ids[x].agrees(ids[y])),
+            default=None,
         )
-        .order_by("id")
-        .values_list("id", "text")
+        if best is not None:
+            found[plain[d].dedupe_key] = waiting[-best[1]][0]
+    return found
+
+
+def _parsed(text: str) -> tuple[list[Features], frozenset[str]]:
+    """A text's sentences' features and its grouping terms, as ``restating`` reads them."""
+    feats = [analyse(s) for s in sentences(text)] or [analyse(text)]
+    return feats, frozenset().union(*(terms_of(f) for f in feats))
+
+
+def _term_key(term: str) -> int:
+    """A term's 64-bit key in ``CandidateTerm`` (never 0, the key of "no term")."""
+    digest = hashlib.blake2b(term.encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True) or 1
+
+
+def _near_drafts(
+    project: Project, drafted: list[frozenset[str]]
+) -> tuple[list[tuple[int, str]], TermIndex]:
+    """The waiting candidates sharing a rare term with a draft, as (id, text) by id, and
+    the term rarities over the whole queue and the drafts.
+
+    ``neighbours`` pairs only texts sharing a term held by at most √n texts, so these
+    are all the waiting candidates a draft can restate. Term counts are asked only for
+    the drafts' own terms, in the database.
+    """
+    queue = Candidate.objects.filter(project=project, status__in=Candidate.OPEN_STATUSES)
+    _index_terms(project, queue)
+    drafted_df: dict[str, int] = defaultdict(int)
+    for terms in drafted:
+        for t in terms:
+            drafted_df[t] += 1
+    keys = {t: _term_key(t) for t in drafted_df}
+    held = CandidateTerm.objects.filter(
+        project=project, candidate__status__in=Candidate.OPEN_STATUSES
     )
-    found = restating([c.text for c in plain], [text for _, text in waiting])
-    return {plain[d].dedupe_key: waiting[o][0] for d, o in found.items()}
+    queued: dict[int, int] = {}
+    unique = sorted(set(keys.values()))
+    for lo in range(0, len(unique), _CHUNK):
+        counts = (
+            held.filter(key__in=unique[lo : lo + _CHUNK])
+            .values("key")
+            .annotate(n=Count("candidate_id"))
+            .values_list("key", "n")
+        )
+        queued.update(counts)
+    df = {t: queued.get(keys[t], 0) + n for t, n in drafted_df.items()}
+    # Rarity as if every waiting text had been read: the unread ones hold none of the
+    # drafts' terms, so they add to the number of texts and to no term's count.
+    index = TermIndex([frozenset()] * (queue.count() + len(drafted)))
+    index.df = df
+    cap = _generating(index.n)
+    rare = sorted({keys[t] for t, n in df.items() if queued.get(keys[t]) and n <= cap})
+    found: set[int] = set()
+    for lo in range(0, len(rare), _CHUNK):
+        found.update(
+            held.filter(key__in=rare[lo : lo + _CHUNK]).values_list("candidate_id", flat=True)
+        )
+    waiting = list(Candidate.objects.filter(pk__in=found).order_by("id").values_list("id", "text"))
+    return waiting, index
+
+
+def _index_terms(project: Project, queue) -> None:
+    """Keep ``CandidateTerm`` to the waiting candidates: drop the rows of decided ones and
+    add those of candidates not indexed yet (the last run's, or any made elsewhere)."""
+    CandidateTerm.objects.filter(project=project).exclude(
+        candidate__status__in=Candidate.OPEN_STATUSES
+    ).delete()
+    missing = queue.filter(terms__isnull=True).values_list("id", "text")
+    rows = []
+    for pk, text in missing.iterator(chunk_size=_CHUNK):
+        keys = {_term_key(t) for t in _parsed(text)[1]} or {0}
+        rows += [CandidateTerm(project=project, candidate_id=pk, key=k) for k in keys]
+    CandidateTerm.objects.bulk_create(rows, batch_size=1000, ignore_conflicts=True)
 
 
 def _folds(project: Project, drafts: list) -> tuple[dict[str, int], dict[str, int]]:

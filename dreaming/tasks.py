@@ -8,8 +8,11 @@ from llmwiki.models import Project
 
 
 def dream_run(run_id: int) -> str:
+    """One run in a worker; a run that leaves backlog queues the next one."""
     run = services.dream_execute(run_id=run_id)
-    return f"run {run.pk}: {run.status}"
+    queued = services.dream_continue(run)
+    after = f", run {queued.pk} queued for the {run.counts['remaining']} left" if queued else ""
+    return f"run {run.pk}: {run.status}{after}"
 
 
 def dream_scheduled(project_id: int) -> str:

@@ -7,7 +7,15 @@ from types import SimpleNamespace
 import pytest
 
 from dreaming import services as dreaming
-from dreaming.models import Candidate, CandidateEvidence, Conflict, ConflictSide, DreamRun
+from dreaming import sweep_persist
+from dreaming.models import (
+    Candidate,
+    CandidateEvidence,
+    CandidateTerm,
+    Conflict,
+    ConflictSide,
+    DreamRun,
+)
 from llmwiki import wiki
 from llmwiki.blobs import blob_path
 from llmwiki.erasure import ERASED, erasure_scope, source_erase
@@ -326,3 +334,27 @@ def test_erasure_marks_each_claim_erased_through_its_transition(world, alice):
     assert event.actor == "user:alice" and event.before == {"status": "approved"}
     assert event.note == f"erasure of source #{world.source.pk}: subject access request"
     assert world.claim.text not in str(event.before) + str(event.after) + event.note
+
+
+def test_the_term_index_of_an_erased_candidate_goes_with_its_text(world, alice):
+    Candidate.objects.create(
+        project=world.project,
+        text="The nightly report lands in bucket cold-store-2.",
+        page_target="SYSTEM_OVERVIEW",
+        memory_type="fact",
+        dedupe_key="unrelated",
+    )
+    # Index every candidate, the decided ones too, so the erased ones are among them.
+    everything = Candidate.objects.filter(project=world.project)
+    sweep_persist._index_terms(world.project, everything)
+    erased = set(
+        everything.filter(evidence__episode__source=world.source).values_list("id", flat=True)
+    )
+    assert erased and CandidateTerm.objects.filter(candidate__in=erased).exists()
+    kept = CandidateTerm.objects.exclude(candidate__in=erased).count()
+    assert kept
+
+    source_erase(source=world.source, actor=alice, note="subject access request")
+
+    assert not CandidateTerm.objects.filter(candidate__in=erased).exists()
+    assert CandidateTerm.objects.count() == kept

@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
-from dreaming import services
+from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from dreaming import services, sweep_persist, tasks
 from dreaming.engine import pipeline
-from dreaming.models import Candidate, DreamRun
+from dreaming.engine.restate import restating
+from dreaming.models import Candidate, CandidateTerm, DreamRun
 from llmwiki.ingest import RawFile, ingest_files
 from llmwiki.models import Episode, Project
 from llmwiki.search import index
@@ -214,3 +221,158 @@ def test_a_fold_in_chunks_writes_the_same_index_as_one_pass(project, monkeypatch
     monkeypatch.undo()
     index_rebuild(project)
     assert using.digests(project.pk) == chunked
+
+
+WAITING = [
+    "Invoices are stored in the ledger schema on billing-db-3.",
+    "The sync interval for mobile clients is 10 minutes.",
+    "Nightly backups of the ledger schema go to bucket cold-store-2.",
+]
+DRAFTS = [
+    "billing-db-3 holds the invoices in its ledger schema.",  # restates the first
+    "The sync interval for mobile clients is 5 minutes.",  # a change, not more evidence
+    "Invoices are stored in the ledger schema on billing-db-7.",  # another host
+    "cold-store-2 receives the nightly ledger schema backups.",  # restates the third
+    "Lunch on Friday is at the usual place.",
+]
+
+
+def unrelated(k: int) -> str:
+    """A waiting fact sharing no rare term with the drafts (only common queue words)."""
+    return f"The worker q{k}x copies batch b{k}y into shelf s{k}z every night."
+
+
+def waiting_queue(project, texts, first=0) -> list[int]:
+    Candidate.objects.bulk_create(
+        Candidate(
+            project=project,
+            text=t,
+            page_target="SYSTEM_OVERVIEW",
+            memory_type="fact",
+            dedupe_key=f"w{first + i}",
+            status=Candidate.Status.DEFERRED if i % 2 else Candidate.Status.PROPOSED,
+        )
+        for i, t in enumerate(texts)
+    )
+    return list(
+        Candidate.objects.filter(project=project).order_by("id").values_list("id", flat=True)
+    )
+
+
+def drafted(texts):
+    return [
+        SimpleNamespace(text=t, dedupe_key=f"d{i}", conflict_keys=(), status="proposed")
+        for i, t in enumerate(texts)
+    ]
+
+
+def test_drafts_fold_into_the_waiting_candidates_restating_finds_among_the_whole_queue(project):
+    texts = [unrelated(k) for k in range(40)]
+    texts[7:7] = WAITING[:1]
+    texts[30:30] = WAITING[1:]
+    ids = waiting_queue(project, texts)
+
+    found = sweep_persist._restating_open(project, drafted(DRAFTS))
+
+    whole = restating(DRAFTS, texts)
+    assert found == {f"d{d}": ids[o] for d, o in whole.items()}
+    assert found == {"d0": ids[7], "d3": ids[31]}
+
+
+def test_a_restatement_is_found_reading_the_drafts_neighbours_not_the_queue(project, monkeypatch):
+    ids = waiting_queue(project, [*WAITING, *(unrelated(k) for k in range(300))])
+    sweep_persist._index_terms(project, Candidate.objects.filter(project=project))
+    # A decided candidate leaves the queue and the term index.
+    Candidate.objects.filter(pk=ids[1]).update(status=Candidate.Status.APPROVED)
+    read = []
+    parsed = sweep_persist._parsed
+    monkeypatch.setattr(sweep_persist, "_parsed", lambda text: read.append(text) or parsed(text))
+
+    with CaptureQueriesContext(connection) as queries:
+        found = sweep_persist._restating_open(project, drafted(DRAFTS))
+
+    assert found == {"d0": ids[0], "d3": ids[2]}
+    # The drafts, and the waiting texts sharing one of their rare terms: the first
+    # candidate, the backup one (ledger schema) and nothing of the 300 others.
+    assert sorted(read[len(DRAFTS) :]) == sorted([WAITING[0], WAITING[2]])
+    assert not CandidateTerm.objects.filter(candidate=ids[1]).exists()
+    assert CandidateTerm.objects.filter(project=project).values("candidate").distinct().count() == (
+        302
+    )
+
+    # A queue twice as long: the same queries, the same texts read.
+    waiting_queue(project, [unrelated(k) for k in range(300, 600)], first=1000)
+    sweep_persist._index_terms(project, Candidate.objects.filter(project=project))
+    read.clear()
+    with CaptureQueriesContext(connection) as longer:
+        assert sweep_persist._restating_open(project, drafted(DRAFTS)) == found
+    assert len(longer) == len(queries)
+    assert sorted(read[len(DRAFTS) :]) == sorted([WAITING[0], WAITING[2]])
+
+
+def test_a_worker_run_that_leaves_backlog_queues_the_next_until_it_drains(
+    project, django_capture_on_commit_callbacks
+):
+    capped(project)
+    one_day(project)
+    total = Episode.objects.dreamable().filter(project=project).count()
+    first = services.dream_request(project=project, trigger="manual", actor="t", enqueue=False)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        tasks.dream_run(first.pk)
+
+    runs = list(DreamRun.objects.filter(project=project).order_by("id"))
+    assert len(runs) == -(-total // CAP) > 2
+    assert all(r.status == DreamRun.Status.SUCCEEDED for r in runs)
+    assert [r.counts.get("next_run") for r in runs] == [r.pk for r in runs[1:]] + [None]
+    assert sum(r.counts["selected"] for r in runs) == total
+    assert runs[-1].counts["remaining"] == 0
+    newest = Episode.objects.filter(project=project).latest("id").pk
+    assert Project.objects.get(pk=project.pk).dream_watermark == newest
+
+
+def test_the_next_batch_is_queued_once_never_beside_an_open_run(project):
+    capped(project)
+    one_day(project)
+    first = dream(project)
+    assert first.counts["remaining"] > 0
+
+    # A run someone asked for meanwhile takes the next batch: nothing is queued beside it.
+    asked = services.dream_request(project=project, trigger="manual", actor="t", enqueue=False)
+    assert services.dream_continue(first) is None
+    asked = services.dream_execute(run_id=asked.pk)
+
+    # Its continuation is queued once; a redelivered task of either run queues nothing.
+    queued = services.dream_continue(asked)
+    assert queued is not None and queued.status == DreamRun.Status.QUEUED
+    assert services.dream_continue(asked) is None
+    assert services.dream_continue(first) is None
+    assert DreamRun.objects.filter(project=project, status__in=DreamRun.OPEN_STATUSES).count() == 1
+    assert DreamRun.objects.get(pk=asked.pk).counts["next_run"] == queued.pk
+
+
+def test_a_run_that_drains_the_backlog_or_reads_a_scope_queues_nothing(project):
+    one_day(project)
+    whole = dream(project)  # within the cap
+    assert not whole.counts["remaining"]
+    assert services.dream_continue(whole) is None
+    capped(project)
+    one_day(project)  # the same day again: nothing new past the watermark
+    preview = services.dream_request(project=project, trigger="preview", actor="t", enqueue=False)
+    assert services.dream_continue(services.dream_execute(run_id=preview.pk)) is None
+    assert not DreamRun.objects.filter(project=project, status__in=DreamRun.OPEN_STATUSES).exists()
+
+
+def test_the_run_page_and_the_cli_say_how_much_backlog_is_left(client, carol, project, capsys):
+    capped(project)
+    one_day(project)
+    call_command("dream", "--project", project.slug)
+    out = capsys.readouterr().out
+    first = DreamRun.objects.get(project=project)
+    left = first.counts["remaining"]
+    assert f"backlog: {left} episodes remain past the watermark" in out
+    queued = services.dream_continue(first)
+
+    client.force_login(carol)
+    page = client.get(reverse("dreaming:run", args=[project.slug, first.pk])).content.decode()
+    assert "Backlog left" in page and f"run #{queued.pk}</a> takes the next batch" in page

@@ -51,6 +51,11 @@ class Command(ProjectCommand):
                 f"proposed {document['proposed']}, duplicates {document['duplicates']}, "
                 f"conflicts {document['conflicts']}, blocked {document['blocked']}"
             )
+            if document["remaining"] and not window:
+                self.stdout.write(
+                    f"backlog: {document['remaining']} episodes remain past the watermark; "
+                    "run it again for the next batch (a worker's runs continue by themselves)"
+                )
             if run.diary:
                 self.stdout.write(run.diary)
         if run.status == DreamRun.Status.FAILED:
@@ -70,5 +75,6 @@ def run_summary(run: DreamRun) -> dict:
         "blocked": counts.get("blocked", 0),
         "watermark_before": run.watermark_before,
         "watermark_after": run.watermark_after,
+        "remaining": counts.get("remaining", 0),
         "error": run.error or None,
     }
