@@ -12,8 +12,8 @@ from django.utils import timezone
 
 from dreaming.engine.blocks import sentences
 from dreaming.engine.deep import draft_rank
-from dreaming.engine.restate import _Identity
-from dreaming.engine.similar import TermIndex, _generating, neighbours, terms_of
+from dreaming.engine.restate import Identity
+from dreaming.engine.similar import TermIndex, generating, neighbours, terms_of
 from dreaming.engine.text import Features, analyse
 from dreaming.engine.types import CandidateDraft, SweepResult
 from dreaming.engine.types import ConflictSide as DraftSide
@@ -52,7 +52,7 @@ def _restating_open(project: Project, drafts: list) -> dict[str, int]:
         return {}
     parsed = [_parsed(text) for _, text in waiting] + drafted
     near = neighbours([terms for _, terms in parsed], index)
-    ids = [_Identity.of(feats) for feats, _ in parsed]
+    ids = [Identity.of(feats) for feats, _ in parsed]
     first_draft = len(waiting)
     found = {}
     for d in range(len(plain)):
@@ -113,7 +113,7 @@ def _near_drafts(
     # drafts' terms, so they add to the number of texts and to no term's count.
     index = TermIndex([frozenset()] * (queue.count() + len(drafted)))
     index.df = df
-    cap = _generating(index.n)
+    cap = generating(index.n)
     rare = sorted({keys[t] for t, n in df.items() if queued.get(keys[t]) and n <= cap})
     found: set[int] = set()
     for lo in range(0, len(rare), _CHUNK):

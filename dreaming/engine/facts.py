@@ -20,7 +20,7 @@ from typing import ClassVar
 from .cluster import core_terms
 from .policy import Policy
 from .text import Features
-from .types import DATED_KINDS, ApprovedClaim, Ep, RecallStats
+from .types import ApprovedClaim, Ep, RecallStats
 from .wording import people_in
 
 Block = tuple[int, ...]  # the units of one block's sentences, in order
@@ -41,8 +41,6 @@ class Inputs:
     ep_day: Sequence[int]  # each episode's day (date ordinal)
     # Who wrote or said the material: a line opening with one of them names its speaker.
     people: frozenset[str] = frozenset()
-    # Whether any of the material is a note rather than a log or a chat (worth.noted).
-    keeps_notes: bool = True
 
     @classmethod
     def of(
@@ -72,7 +70,6 @@ class Inputs:
             recency_ref=min(now, _newest(eps)) if eps else now,
             ep_day=[e.occurred_at.date().toordinal() for e in eps],
             people=people_in({e.actor for e in eps}),
-            keeps_notes=any(e.kind not in DATED_KINDS for e in eps),
         )
 
 

@@ -3,9 +3,9 @@
 A sweep reads only the episodes past its watermark, so the facts an earlier sweep proposed
 and nobody has reviewed yet are not in its batch: a fact restated next week in new words
 would be proposed a second time, beside the first. The drafts of one sweep and the open
-candidates are few (a review queue, not the history), so they are compared as one small
-batch with the sweep's own paraphrase measure (``similar``), and the cost follows the
-queue, not the history.
+candidates are compared with the sweep's own paraphrase measure (``similar``); persisting
+reads only the waiting candidates that share a rare term with a draft
+(``sweep_persist._near_drafts``), so the cost follows the drafts, not the queue.
 
 A restatement must name the same hosts and environments and no clashing value: "the sync
 interval is 5 minutes" does not fold into an open "… is 10 minutes"; that is a change
@@ -24,20 +24,20 @@ from .text import Features, analyse
 
 
 @dataclass(frozen=True, slots=True)
-class _Identity:
+class Identity:
     hosts: frozenset[str]
     envs: frozenset[str]
     values: frozenset[str]
 
     @classmethod
-    def of(cls, feats: Sequence[Features]) -> _Identity:
+    def of(cls, feats: Sequence[Features]) -> Identity:
         return cls(
             frozenset().union(*(f.hosts for f in feats)),
             frozenset().union(*(f.envs for f in feats)),
             frozenset().union(*(f.values for f in feats)),
         )
 
-    def agrees(self, other: _Identity) -> bool:
+    def agrees(self, other: Identity) -> bool:
         for mine, theirs in ((self.hosts, other.hosts), (self.envs, other.envs)):
             if mine and theirs and mine != theirs:
                 return False
@@ -59,7 +59,7 @@ def restating(
     # pairs into phrases (as a sweep does) would hide the words restatements share.
     terms = [frozenset().union(*(terms_of(f) for f in fs)) for fs in feats]
     near = neighbours(terms, TermIndex(terms), factor)
-    ids = [_Identity.of(f) for f in feats]
+    ids = [Identity.of(f) for f in feats]
     out: dict[int, int] = {}
     first_draft = len(open_texts)
     for d in range(len(drafts)):

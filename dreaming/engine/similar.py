@@ -166,7 +166,7 @@ def neighbours(
     """Return, per block, the blocks sharing at least ``factor`` × the index's threshold.
 
     Two sparse products, neither all-pairs: candidates are the pairs sharing a term no
-    commoner than √n blocks (``_generating``), found with a chunked block × term product;
+    commoner than √n blocks (``generating``), found with a chunked block × term product;
     only those pairs get their full shared information computed.
     """
     n = len(term_sets)
@@ -175,7 +175,7 @@ def neighbours(
         return out
     threshold = index.threshold * factor
     df = index.df
-    cap = _generating(index.n)
+    cap = generating(index.n)
     cols: dict[str, int] = {}
     rows_all: list[int] = []
     cols_all: list[int] = []
@@ -228,7 +228,7 @@ def neighbours(
     return out
 
 
-def _generating(n: int) -> int:
+def generating(n: int) -> int:
     """The commonest a term may be and still propose candidate pairs: √n blocks.
 
     Such a term carries at most ½ ln n nats, so a pair sharing only terms that common

@@ -327,17 +327,13 @@ def noted(eps: Sequence[Ep], idx: Iterable[int]) -> bool:
 
 def restatement(U: Units, inp: Inputs, fact: Fact | None, u: int) -> tuple[int, int, bool]:
     """How a fact is restated: the ``spread`` of everything that says it, in how many
-    wordings (unit ``u`` alone when it belongs to no fact), and whether it is ``noted``.
-
-    Material with no notes at all (only logs and chat) cannot tell a kept fact from the
-    day's news by where it is written, so there every fact counts as noted.
-    """
+    wordings (unit ``u`` alone when it belongs to no fact), and whether it is ``noted``."""
     eps = inp.eps
     idx = U.eps[u] if fact is None else fact.episodes
     if idx is None:
         idx = {i for w in fact.units for i in U.eps[w]}
     wordings = 1 if fact is None else sum(1 for w in fact.units if U.eps[w])
-    return spread(eps, idx), wordings, noted(eps, idx) or not inp.keeps_notes
+    return spread(eps, idx), wordings, noted(eps, idx)
 
 
 def unit_features(U: Units, u: int, restated: tuple[int, int, bool]) -> list[float]:
