@@ -64,9 +64,7 @@ def test_the_queue_lists_open_candidates_riskiest_first(client, bob, dreamed):
     assert b"Fact number 0" in response.content
 
 
-def test_the_queue_lists_candidates_in_the_sweeps_order_not_by_support_alone(
-    client, bob, dreamed
-):
+def test_the_queue_lists_candidates_in_the_sweeps_order_not_by_support_alone(client, bob, dreamed):
     Candidate.objects.filter(project=dreamed).delete()
     many_candidates(dreamed, 2, start=1)  # unflagged, so risk does not decide
     fragment, statement = Candidate.objects.filter(project=dreamed).order_by("id")
