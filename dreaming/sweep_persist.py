@@ -111,8 +111,7 @@ def _near_drafts(
     df = {t: queued.get(keys[t], 0) + n for t, n in drafted_df.items()}
     # Rarity as if every waiting text had been read: the unread ones hold none of the
     # drafts' terms, so they add to the number of texts and to no term's count.
-    index = TermIndex([frozenset()] * (queue.count() + len(drafted)))
-    index.df = df
+    index = TermIndex(df, queue.count() + len(drafted))
     cap = generating(index.n)
     rare = sorted({keys[t] for t, n in df.items() if queued.get(keys[t]) and n <= cap})
     found: set[int] = set()

@@ -238,7 +238,7 @@ def _paraphrase_groups(
             items.setdefault((u,), None)
     item_units = list(items)
     term_sets = block_terms([[feat[u] for u in it] for it in item_units])
-    index = TermIndex(term_sets)
+    index = TermIndex.of(term_sets)
     factor = inp.policy.paraphrase_factor
     # One pass finds the looser neighbours the conflicts phase compares (a statement
     # that replaces a choice shares less with the old one than a restatement does);

@@ -346,7 +346,7 @@ def _wording_conflicts(inp: Inputs, light: LightResult, counts: Counter[str]) ->
         return got
 
     # Sentences are compared term by term, so rarity is counted per stemmed word.
-    index = TermIndex([frozenset(stem(t) for u in it for t in feat[u].subject) for it in items])
+    index = TermIndex.of([frozenset(stem(t) for u in it for t in feat[u].subject) for it in items])
     tested = sum(1 for x in cued if said(x).switches or said(x).denials)
     bar = disputes.sentence_bar(index.n, tested) * inp.policy.paraphrase_factor
     ops: list[disputes.Opposition] = []

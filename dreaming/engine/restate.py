@@ -58,7 +58,7 @@ def restating(
     # Plain stemmed terms: in a batch this small every word pair recurs, and joining
     # pairs into phrases (as a sweep does) would hide the words restatements share.
     terms = [frozenset().union(*(terms_of(f) for f in fs)) for fs in feats]
-    near = neighbours(terms, TermIndex(terms), factor)
+    near = neighbours(terms, TermIndex.of(terms), factor)
     ids = [Identity.of(f) for f in feats]
     out: dict[int, int] = {}
     first_draft = len(open_texts)

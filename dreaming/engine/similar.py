@@ -119,18 +119,23 @@ _BACKGROUND = 64
 class TermIndex:
     """Document frequencies of grouping terms over one set of blocks."""
 
-    def __init__(self, term_sets: Sequence[frozenset[str]]) -> None:
-        df: dict[str, int] = {}
-        for ts in term_sets:
-            for t in ts:
-                df[t] = df.get(t, 0) + 1
-        self.n = len(term_sets) + _BACKGROUND
+    def __init__(self, df: dict[str, int], blocks: int) -> None:
+        """The index of `blocks` blocks holding each term in `df[term]` of them."""
+        self.n = blocks + _BACKGROUND
         self.df = df
         self._log_n = math.log(self.n)
         # Shared information that would turn up less than once among all pairs of
         # blocks by chance (a Bonferroni bound over n² pairs): 2 ln n nats.
         self.threshold = 2.0 * self._log_n
         self._idf: dict[str, float] = {}
+
+    @classmethod
+    def of(cls, term_sets: Sequence[frozenset[str]]) -> TermIndex:
+        df: dict[str, int] = {}
+        for ts in term_sets:
+            for t in ts:
+                df[t] = df.get(t, 0) + 1
+        return cls(df, len(term_sets))
 
     def idf(self, term: str) -> float:
         """ln(n / df): the information, in nats, of finding the term in a block."""

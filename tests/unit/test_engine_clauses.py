@@ -3,28 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 
-from dreaming.engine import Ep, Policy, light, run_sweep
+from dreaming.engine import Policy, light, run_sweep
 from dreaming.engine.clauses import clauses, statements
 from dreaming.engine.facts import Clock, Inputs
-
-T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
-
-
-def ep(i: int, day: float, text: str) -> Ep:
-    return Ep(
-        id=i,
-        occurred_at=T0 + timedelta(days=day, minutes=i),
-        content=text,
-        kind="note",
-        memory_type="episodic",
-        actor="alice",
-        source_id=i % 3,
-        source_trust=0.6,
-    )
+from tests.unit.test_engine_slots import T0, ep
 
 
 def test_two_clauses_about_two_things_become_two_units_each_as_written():

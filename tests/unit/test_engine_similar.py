@@ -54,7 +54,7 @@ def test_stemming_folds_inflections_and_keeps_identifiers_whole():
 
 def test_a_restatement_shares_more_information_than_a_different_fact_with_shared_words():
     sets = terms([*SAME_FACT, SHARED_WORDS_OTHER_FACT, *FILLER])
-    index = TermIndex(sets)
+    index = TermIndex.of(sets)
     same = similarity(sets[0], sets[1], index)
     other = similarity(sets[0], sets[3], index)
     assert same >= index.threshold > other
@@ -62,13 +62,13 @@ def test_a_restatement_shares_more_information_than_a_different_fact_with_shared
 
 def test_one_shared_term_is_a_topic_not_a_fact():
     sets = [frozenset({"ledger", "a"}), frozenset({"ledger", "b"})]
-    assert similarity(*sets, TermIndex(sets)) == 0.0
+    assert similarity(*sets, TermIndex.of(sets)) == 0.0
 
 
 def test_neighbours_find_every_restatement_and_nothing_else():
     texts = [*SAME_FACT, SHARED_WORDS_OTHER_FACT, *FILLER]
     sets = terms(texts)
-    near = neighbours(sets, TermIndex(sets))
+    near = neighbours(sets, TermIndex.of(sets))
     assert {y for y, _ in near[0]} == {1, 2}
     assert near[3] == []
     assert all(near[4 + k] == [] for k in range(len(FILLER)))
