@@ -151,3 +151,19 @@ def test_an_order_drawn_from_a_lesson_stated_before_it_is_a_rule():
     assert page("**Finding:** Parsing is slow. **Impact:** The p95 latency doubles.") != (
         "GOVERNANCE"
     )
+
+
+def test_a_reversal_votes_for_the_decision_log_but_the_forms_of_a_procedure_outvote_it():
+    step = (
+        "If the refund still shows pending, run `purse refund retry` for it, then close the ticket."
+    )
+    runbook = ["Ops runbook > Refunds stuck"]
+    # A reversal with nothing else to say about its kind is a decision.
+    plain = "The nightly export now writes one file per tenant."
+    got = route(plain, **{**KW, "contested": "reversal"})
+    assert got.page == "DECISION_LOG" and "reversal" in got.reason
+    # A step of a procedure that changed is still a step: it belongs in the runbook.
+    kw = {**KW, "contested": "reversal"}
+    assert route(step, **kw, sections=runbook).page == "RUNBOOKS"
+    told = ["1. Run `purse refund retry` on the refund."]
+    assert route(step, **kw, restatements=told).page == "RUNBOOKS"
