@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 from llmwiki.vocabulary import DECISION_RECORDS, SECTION_WORDS
 
+from .disputes import _switches
 from .text import (
     DATE,
     GENERIC,
@@ -102,8 +103,9 @@ _CUES: dict[str, tuple[tuple[float, re.Pattern[str]], ...]] = {
         (
             WORD,
             re.compile(
-                r"\b(?:rather than|instead of|moved from|switched from|migrated from|replaced \S+"
-                r" with|no longer use|turned down|rejected|ruled (?:\w+ )?out|shortlisted)\b",
+                # One choice replaced by another is read once, by the sentence's form
+                # (``disputes._switches``, as conflicts read it): "the scheduler replaced it".
+                r"\b(?:rather than|turned down|rejected|ruled (?:\w+ )?out|shortlisted)\b",
                 re.I,
             ),
         ),
@@ -220,7 +222,8 @@ def _forms(text: str) -> dict[str, tuple[float, str]]:
     """Cues read from the sentence's structure rather than its words: an order (a step
     unless its place says otherwise), an order after its condition (a step), a term set off
     by an appositive (a definition), an order drawn from a lesson stated before it (a
-    rule)."""
+    rule), one choice announced as replacing another (a decision, as weak as a word: what
+    replaced what is as often a part swapped in a repair)."""
     found: dict[str, tuple[float, str]] = {}
     order = _lesson_then_order(text) if text.count(":") > 1 else None
     if order:
@@ -228,6 +231,8 @@ def _forms(text: str) -> dict[str, tuple[float, str]]:
     m = _CONDITION_RE.match(text)
     if m and imperative(m.group("then")[:1].upper() + m.group("then")[1:]):
         found["RUNBOOKS"] = (FORM, m.group(0)[:40])
+    if _switches(text):
+        found["DECISION_LOG"] = (WORD, "one choice replaced by another")
     m = _APPOSITIVE_RE.match(text)
     if m and all(_names(w) for w in m.group("term").split()):
         found["GLOSSARY"] = (FORM, m.group(0)[:40])

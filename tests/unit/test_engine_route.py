@@ -167,3 +167,12 @@ def test_a_reversal_votes_for_the_decision_log_but_the_forms_of_a_procedure_outv
     assert route(step, **kw, sections=runbook).page == "RUNBOOKS"
     told = ["1. Run `purse refund retry` on the refund."]
     assert route(step, **kw, restatements=told).page == "RUNBOOKS"
+
+
+def test_one_choice_announced_as_replacing_another_is_a_decision_however_it_is_worded():
+    assert page("Until last spring the rota was a spreadsheet; the scheduler replaced it.") == (
+        "DECISION_LOG"
+    )
+    assert page("We moved off the hosted queue and run our own broker now.") == "DECISION_LOG"
+    # Asking for a switch decides nothing.
+    assert page("Maybe we should switch the rota to the scheduler.") == "SYSTEM_OVERVIEW"
