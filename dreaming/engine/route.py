@@ -336,7 +336,7 @@ class Tally:
         }
 
 
-def evidence(
+def count_cues(
     text: str,
     *,
     restatements: Iterable[str] = (),
@@ -367,7 +367,9 @@ def evidence(
     shown = _cues(text, "shown", counts, why, plain=not shown_at)
     told = 1
     for other in dict.fromkeys(restatements):
-        if other != text:
+        # A sentence of the shown text, read again on its own, is not another telling:
+        # it would count the shown text's cues (or its silence) twice.
+        if other not in text:
             # A restatement that says nothing of its kind is no evidence against the
             # form of the text shown ("**Term** — …" mentioned in passing elsewhere).
             _cues(other, "restated", counts, why, plain=shown < FORM and not shown_at)
@@ -407,7 +409,7 @@ def route(
     m = _QUESTION_RE.search(text)
     if m:
         return Route("OPEN_QUESTIONS", "Questions", f"uncertainty: '{m.group(0).strip()}'")
-    ev = evidence(
+    ev = count_cues(
         text,
         restatements=restatements,
         steps=steps,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from dreaming.engine import Ep, Policy, run_sweep
-from dreaming.engine.route import route, section_page
+from dreaming.engine.route import count_cues, route, section_page
 
 KW = {"contested": None, "procedural_votes": 0.0, "subject_label": "s", "day_label": "d"}
 
@@ -176,3 +176,15 @@ def test_one_choice_announced_as_replacing_another_is_a_decision_however_it_is_w
     assert page("We moved off the hosted queue and run our own broker now.") == "DECISION_LOG"
     # Asking for a switch decides nothing.
     assert page("Maybe we should switch the rota to the scheduler.") == "SYSTEM_OVERVIEW"
+
+
+def test_a_sentence_of_the_shown_text_read_again_on_its_own_is_not_another_telling():
+    shown = "A hotel asked for the guest list again. Same answer as last time, we keep it."
+    parts = ["A hotel asked for the guest list again.", "Same answer as last time, we keep it."]
+    rule = "Guest lists go to the coast guard on request and to nobody else."
+    told = [shown, *parts, rule]
+    tally = count_cues(shown, restatements=told)
+    assert tally.counts["SYSTEM_OVERVIEW"]["plain_restated"] == 0
+    assert tally.told == 2
+    # The shown text's silence counts once; the one telling that states the rule wins.
+    assert page(shown, restatements=told) == "GOVERNANCE"
