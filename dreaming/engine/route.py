@@ -316,11 +316,13 @@ RULE_WEIGHTS = {
     "steps": FORM * RESTATED,
     # Most of the evidence was filed as procedure at ingest: as strong as a form shown.
     "procedural": FORM * SHOWN,
+    # As strong as "decided" in the text shown, and outvoted like it by the fact's own
+    # forms and headings: what changed may be a step or a rule.
     "reversal": FORM * SHOWN,
 }
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Tally:
     """The cues a fact shows for each page, counted (``CUES``), the first cue seen for
     each page in words for the reason, and how many distinct texts told the fact."""
