@@ -21,6 +21,10 @@ that names a kind of page ("Glossary", "Runbook", "Policies", "Architecture") or
 record's title ("ADR-0004: …") says what every line under it is, so a plain statement in a
 decision record is a decision. It counts between a word and a form of the text itself: a
 definition written inside a decision record is still a definition.
+
+A fact that reverses an earlier one votes for DECISION_LOG as strongly as a decision form
+shown, and no more: what changed is as often a procedure, a rule or the layout of the
+system as a decision, and its own forms and headings still say which.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from dataclasses import dataclass
 
 from llmwiki.vocabulary import DECISION_RECORDS, SECTION_WORDS
 
+from .disputes import _switches
 from .text import (
     DATE,
     GENERIC,
@@ -98,8 +103,9 @@ _CUES: dict[str, tuple[tuple[float, re.Pattern[str]], ...]] = {
         (
             WORD,
             re.compile(
-                r"\b(?:rather than|instead of|moved from|switched from|migrated from|replaced \S+"
-                r" with|no longer use|turned down|rejected|ruled (?:\w+ )?out|shortlisted)\b",
+                # One choice replaced by another is read once, by the sentence's form
+                # (``disputes._switches``, as conflicts read it): "the scheduler replaced it".
+                r"\b(?:rather than|turned down|rejected|ruled (?:\w+ )?out|shortlisted)\b",
                 re.I,
             ),
         ),
@@ -216,7 +222,8 @@ def _forms(text: str) -> dict[str, tuple[float, str]]:
     """Cues read from the sentence's structure rather than its words: an order (a step
     unless its place says otherwise), an order after its condition (a step), a term set off
     by an appositive (a definition), an order drawn from a lesson stated before it (a
-    rule)."""
+    rule), one choice announced as replacing another (a decision, as weak as a word: what
+    replaced what is as often a part swapped in a repair)."""
     found: dict[str, tuple[float, str]] = {}
     order = _lesson_then_order(text) if text.count(":") > 1 else None
     if order:
@@ -224,18 +231,20 @@ def _forms(text: str) -> dict[str, tuple[float, str]]:
     m = _CONDITION_RE.match(text)
     if m and imperative(m.group("then")[:1].upper() + m.group("then")[1:]):
         found["RUNBOOKS"] = (FORM, m.group(0)[:40])
+    if _switches(text):
+        found["DECISION_LOG"] = (WORD, "one choice replaced by another")
     m = _APPOSITIVE_RE.match(text)
     if m and all(_names(w) for w in m.group("term").split()):
         found["GLOSSARY"] = (FORM, m.group(0)[:40])
     return found
 
 
-def _vote(
-    text: str, weight: float, votes: dict[str, float], cues: dict[str, str], plain: bool = True
+def _cues(
+    text: str, role: str, counts: dict[str, dict[str, float]], why: dict[str, str], plain: bool
 ) -> float:
-    """Add the text's votes; return the strongest cue it holds (0 for none).
-
-    A text with no cue votes for SYSTEM_OVERVIEW when ``plain`` says silence counts."""
+    """Count the cues of one text, ``role`` "shown" or "restated"; return the strongest it
+    holds (0 for none). A text with no cue counts as plain (for SYSTEM_OVERVIEW) when
+    ``plain`` says silence counts."""
     best = 0.0
     forms = _forms(text)
     for page, patterns in _CUES.items():
@@ -247,11 +256,11 @@ def _vote(
         if hit and hit[0] >= strength:
             strength, cue = hit[0], hit[1].group(0)
         if strength:
-            votes[page] += strength * weight
-            cues.setdefault(page, f"'{cue.strip()[:40]}'")
+            counts[page][f"{'form' if strength >= FORM else 'word'}_{role}"] += 1
+            why.setdefault(page, f"'{cue.strip()[:40]}'")
             best = max(best, strength)
     if not best and plain:
-        votes["SYSTEM_OVERVIEW"] += WORD * weight
+        counts["SYSTEM_OVERVIEW"][f"plain_{role}"] += 1
     return best
 
 
@@ -280,6 +289,102 @@ def section_page(path: str) -> tuple[str, str] | None:
     return None
 
 
+# What one page is owed, per kind of cue, by a fact's texts and places. The vote weighs
+# each by ``RULE_WEIGHTS``.
+CUES = (
+    "heading_shown",  # a heading the shown text stands under names the page
+    "heading_restated",  # ... a heading only the other evidence stands under
+    "form_shown",  # the shown text has a form of the page's kind
+    "word_shown",  # ... only a word
+    "plain_shown",  # the shown text says nothing of its kind (SYSTEM_OVERVIEW)
+    "form_restated",  # restatements with a form of the page's kind
+    "word_restated",  # ... with only a word
+    "plain_restated",  # restatements that say nothing of their kind (SYSTEM_OVERVIEW)
+    "steps",  # restatements that are items of a numbered list (RUNBOOKS)
+    "procedural",  # most evidence was filed as procedure at ingest (RUNBOOKS)
+    "reversal",  # the fact reverses an earlier decision (DECISION_LOG)
+)
+RULE_WEIGHTS = {
+    "heading_shown": HEADING * SHOWN,
+    "heading_restated": HEADING * RESTATED,
+    "form_shown": FORM * SHOWN,
+    "word_shown": WORD * SHOWN,
+    "plain_shown": WORD * SHOWN,
+    "form_restated": FORM * RESTATED,
+    "word_restated": WORD * RESTATED,
+    "plain_restated": WORD * RESTATED,
+    "steps": FORM * RESTATED,
+    # Most of the evidence was filed as procedure at ingest: as strong as a form shown.
+    "procedural": FORM * SHOWN,
+    # As strong as "decided" in the text shown, and outvoted like it by the fact's own
+    # forms and headings: what changed may be a step or a rule.
+    "reversal": FORM * SHOWN,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Tally:
+    """The cues a fact shows for each page, counted (``CUES``), the first cue seen for
+    each page in words for the reason, and how many distinct texts told the fact."""
+
+    counts: dict[str, dict[str, float]]
+    why: dict[str, str]
+    told: int
+
+    def votes(self, weights: dict[str, float]) -> dict[str, float]:
+        return {
+            page: sum(weights[cue] * n for cue, n in counts.items())
+            for page, counts in self.counts.items()
+        }
+
+
+def count_cues(
+    text: str,
+    *,
+    restatements: Iterable[str] = (),
+    steps: int = 0,
+    sections: Iterable[str] = (),
+    restated_sections: Iterable[str] = (),
+    procedural_votes: float = 0.0,
+    reversal: bool = False,
+) -> Tally:
+    """Count the cues a fact's texts and places give each page (see ``route``)."""
+    counts = {page: dict.fromkeys(CUES, 0.0) for page in PAGE_ORDER}
+    why: dict[str, str] = {}
+    if reversal:
+        counts["DECISION_LOG"]["reversal"] = 1.0
+        why["DECISION_LOG"] = "reversal of an earlier decision"
+    shown_at = {hit for path in dict.fromkeys(sections) if (hit := section_page(path))}
+    for page, heading in shown_at:
+        counts[page]["heading_shown"] += 1
+        why.setdefault(page, f"under '{heading[:40]}'")
+    placed = set(shown_at)
+    for path in dict.fromkeys(restated_sections):
+        hit = section_page(path)
+        if hit and hit not in placed:
+            placed.add(hit)
+            counts[hit[0]]["heading_restated"] += 1
+            why.setdefault(hit[0], f"under '{hit[1][:40]}'")
+    # A text whose heading says what it is is not "plain": its silence is explained.
+    shown = _cues(text, "shown", counts, why, plain=not shown_at)
+    told = 1
+    for other in dict.fromkeys(restatements):
+        # A sentence of the shown text, read again on its own, is not another telling:
+        # it would count the shown text's cues (or its silence) twice.
+        if other not in text:
+            # A restatement that says nothing of its kind is no evidence against the
+            # form of the text shown ("**Term** — …" mentioned in passing elsewhere).
+            _cues(other, "restated", counts, why, plain=shown < FORM and not shown_at)
+            told += 1
+    if steps:
+        counts["RUNBOOKS"]["steps"] += steps
+        why.setdefault("RUNBOOKS", "numbered steps")
+    if procedural_votes > 0.5:
+        counts["RUNBOOKS"]["procedural"] = 1.0
+        why.setdefault("RUNBOOKS", "procedural-candidate evidence")
+    return Tally(counts, why, told)
+
+
 def route(
     text: str,
     *,
@@ -306,43 +411,22 @@ def route(
     m = _QUESTION_RE.search(text)
     if m:
         return Route("OPEN_QUESTIONS", "Questions", f"uncertainty: '{m.group(0).strip()}'")
-    if contested == "reversal":
-        return Route("DECISION_LOG", day_label, "decision: reversal of an earlier decision")
-    votes = dict.fromkeys(PAGE_ORDER, 0.0)
-    cues: dict[str, str] = {}
-    shown_at = {hit for path in dict.fromkeys(sections) if (hit := section_page(path))}
-    for page, heading in shown_at:
-        votes[page] += HEADING * SHOWN
-        cues.setdefault(page, f"under '{heading[:40]}'")
-    placed = set(shown_at)
-    for path in dict.fromkeys(restated_sections):
-        hit = section_page(path)
-        if hit and hit not in placed:
-            placed.add(hit)
-            votes[hit[0]] += HEADING * RESTATED
-            cues.setdefault(hit[0], f"under '{hit[1][:40]}'")
-    # A text whose heading says what it is is not "plain": its silence is explained.
-    shown = _vote(text, SHOWN, votes, cues, plain=not shown_at)
-    told = 1
-    for other in dict.fromkeys(restatements):
-        if other != text:
-            # A restatement that says nothing of its kind is no evidence against the
-            # form of the text shown ("**Term** — …" mentioned in passing elsewhere).
-            _vote(other, RESTATED, votes, cues, plain=shown < FORM and not shown_at)
-            told += 1
-    if steps:
-        votes["RUNBOOKS"] += FORM * RESTATED * steps
-        cues.setdefault("RUNBOOKS", "numbered steps")
-    if procedural_votes > 0.5:
-        # Most of the evidence was filed as procedure at ingest: as strong as a form shown.
-        votes["RUNBOOKS"] += FORM * SHOWN
-        cues.setdefault("RUNBOOKS", "procedural-candidate evidence")
+    ev = count_cues(
+        text,
+        restatements=restatements,
+        steps=steps,
+        sections=sections,
+        restated_sections=restated_sections,
+        procedural_votes=procedural_votes,
+        reversal=contested == "reversal",
+    )
+    votes = ev.votes(RULE_WEIGHTS)
     best = max(PAGE_ORDER, key=lambda page: (votes[page], -PAGE_ORDER.index(page)))
-    if best == "SYSTEM_OVERVIEW" and "SYSTEM_OVERVIEW" not in cues:
+    if best == "SYSTEM_OVERVIEW" and "SYSTEM_OVERVIEW" not in ev.why:
         return Route(best, subject_label, "architecture/system fact (default rule)")
-    why = cues[best]
-    if told > 1:
-        why += f", {votes[best]:g} of {sum(votes.values()):g} votes over {told} texts"
+    why = ev.why[best]
+    if ev.told > 1:
+        why += f", {votes[best]:g} of {sum(votes.values()):g} votes over {ev.told} texts"
     if best == "SYSTEM_OVERVIEW":
         return Route(best, subject_label, f"architecture/system fact: {why}")
     if best == "DECISION_LOG":

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from dreaming.engine import Ep, Policy, run_sweep
-from dreaming.engine.route import route, section_page
+from dreaming.engine.route import count_cues, route, section_page
 
 KW = {"contested": None, "procedural_votes": 0.0, "subject_label": "s", "day_label": "d"}
 
@@ -151,3 +151,40 @@ def test_an_order_drawn_from_a_lesson_stated_before_it_is_a_rule():
     assert page("**Finding:** Parsing is slow. **Impact:** The p95 latency doubles.") != (
         "GOVERNANCE"
     )
+
+
+def test_a_reversal_votes_for_the_decision_log_but_the_forms_of_a_procedure_outvote_it():
+    step = (
+        "If the refund still shows pending, run `purse refund retry` for it, then close the ticket."
+    )
+    runbook = ["Ops runbook > Refunds stuck"]
+    # A reversal with nothing else to say about its kind is a decision.
+    plain = "The nightly export now writes one file per tenant."
+    got = route(plain, **{**KW, "contested": "reversal"})
+    assert got.page == "DECISION_LOG" and "reversal" in got.reason
+    # A step of a procedure that changed is still a step: it belongs in the runbook.
+    kw = {**KW, "contested": "reversal"}
+    assert route(step, **kw, sections=runbook).page == "RUNBOOKS"
+    told = ["1. Run `purse refund retry` on the refund."]
+    assert route(step, **kw, restatements=told).page == "RUNBOOKS"
+
+
+def test_one_choice_announced_as_replacing_another_is_a_decision_however_it_is_worded():
+    assert page("Until last spring the rota was a spreadsheet; the scheduler replaced it.") == (
+        "DECISION_LOG"
+    )
+    assert page("We moved off the hosted queue and run our own broker now.") == "DECISION_LOG"
+    # Asking for a switch decides nothing.
+    assert page("Maybe we should switch the rota to the scheduler.") == "SYSTEM_OVERVIEW"
+
+
+def test_a_sentence_of_the_shown_text_read_again_on_its_own_is_not_another_telling():
+    shown = "A hotel asked for the guest list again. Same answer as last time, we keep it."
+    parts = ["A hotel asked for the guest list again.", "Same answer as last time, we keep it."]
+    rule = "Guest lists go to the coast guard on request and to nobody else."
+    told = [shown, *parts, rule]
+    tally = count_cues(shown, restatements=told)
+    assert tally.counts["SYSTEM_OVERVIEW"]["plain_restated"] == 0
+    assert tally.told == 2
+    # The shown text's silence counts once; the one telling that states the rule wins.
+    assert page(shown, restatements=told) == "GOVERNANCE"
