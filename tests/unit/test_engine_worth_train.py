@@ -9,7 +9,7 @@ import pytest
 
 from dreaming.engine import worth_train
 from dreaming.engine.worth import WEIGHTS_PATH
-from dreaming.engine.worth_train import Data, _regularisation, _threshold, examples
+from dreaming.engine.worth_train import Data, _regularisation, examples
 
 
 def test_a_unit_whose_first_words_wrap_a_line_is_located_by_its_last_words(tmp_path):
@@ -30,23 +30,6 @@ def test_a_unit_whose_first_words_wrap_a_line_is_located_by_its_last_words(tmp_p
     assert labels["Maybe we look at this again."] == 0.0
     (wrapped,) = [t for t in labels if t.startswith("The nightly export job")]
     assert labels[wrapped] == 1.0
-
-
-def _scored(p: list[float], y: list[int]) -> tuple[np.ndarray, np.ndarray]:
-    return np.asarray(p, dtype=float), np.asarray(y, dtype=float)
-
-
-def test_the_threshold_gives_up_some_recall_for_precision(monkeypatch):
-    # Down to 0.3 every claim is kept at precision 0.8; above it 12 of the 20 claims at
-    # precision 1. F1 prefers the first (0.89 against 0.75), F0.5 the second (0.88 against
-    # 0.83): a line let through costs a reviewer a read, and the lowest such threshold wins.
-    p = [0.7] * 12 + [0.3] * 8 + [0.3] * 5
-    y = [1] * 20 + [0] * 5
-    held = [_scored(p, y), _scored(p, y)]
-    assert _threshold(held) == 0.31
-
-    monkeypatch.setattr(worth_train, "BETA", 1.0)
-    assert _threshold(held) == 0.01
 
 
 def test_the_regularisation_is_the_one_whose_held_out_log_loss_is_lowest():
