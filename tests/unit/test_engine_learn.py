@@ -168,10 +168,15 @@ def said_on_four_days(i: int, text: str, kind: str) -> list[Ep]:
     ]
 
 
-def test_after_its_chat_news_was_rejected_the_sweep_gates_new_news_and_keeps_the_note():
+def test_after_its_chat_news_was_rejected_the_sweep_gates_new_news_and_keeps_the_note(
+    monkeypatch,
+):
     # The project's reviewers rejected what its chat reported of the day, said on four days
-    # and proposed by the shipped model, and approved its note: the sweep of new material
-    # learns that shape, place and source included, not one wording.
+    # and proposed by a gate that let it through, and approved its note: the sweep of new
+    # material learns that shape, place and source included, not one wording. The shipped
+    # gate turns most such news away by itself, which would leave little to learn from;
+    # this project's gate is lower.
+    monkeypatch.setattr(shipped(), "threshold", 0.4)
     news = [
         "The staging deploy is green again after the fix.",
         "Freya is preparing a new price list for October.",
@@ -180,7 +185,7 @@ def test_after_its_chat_news_was_rejected_the_sweep_gates_new_news_and_keeps_the
     ]
     history = [e for i, t in enumerate(news, 1) for e in said_on_four_days(i, t, "chat_turn")]
     first = run_sweep([*history, ep(9, FACT)]).candidates
-    # The shipped model already gates some news; what it proposes is what reviewers decide.
+    # The model already gates some news; what it proposes is what reviewers decide.
     shown = {c.text for c in first}
     assert FACT in shown and len(shown & set(news)) >= 3 and shown <= {*news, FACT}
     decided = [

@@ -222,20 +222,19 @@ def test_within_the_cap_a_clean_statement_leads_a_to_do_copied_forward_for_days(
     assert [c.text for c in result.candidates if c.status == "proposed"] == [RULE]
 
 
-def test_past_the_proposals_only_a_likely_claim_waits_in_the_deferred_band():
-    # The to-do clears the gate (proposed when there is room) but the model rates it less
-    # likely a claim than not: over the cap it is gated, where a clean note statement waits.
+def test_past_the_proposals_only_a_likely_claim_waits_in_the_deferred_band(monkeypatch):
+    # News said in chat on four days clears a gate below even odds (proposed when there is
+    # room) but the model rates it less likely a claim than not: over the cap it is gated,
+    # where a clean note statement waits. (The shipped gate asks the same even odds, so
+    # the band matters under a lower gate.)
+    monkeypatch.setattr(shipped(), "threshold", 0.4)
     note = "Backups of the production database are kept for 30 days in the eu-west bucket."
+    news = "The north pier turnstiles are waiting on the contractor."
     eps = [ep(1, 0, RULE), ep(2, 0, note)]
-    eps += [ep(10 + d, d, TODO, "log_entry", 0.6) for d in range(4)]
+    eps += [ep(10 + d, d, news, "chat_turn", 0.6) for d in range(4)]
     roomy = {c.text: c for c in run_sweep(eps, policy=Policy(max_proposals=3)).candidates}
-    assert roomy[TODO[2:]].status == "proposed"
-    assert (
-        shipped().threshold
-        <= roomy[TODO[2:]].signals["worth"]
-        < 0.5
-        <= roomy[note].signals["worth"]
-    )
+    assert roomy[news].status == "proposed"
+    assert shipped().threshold <= roomy[news].signals["worth"] < 0.5 <= roomy[note].signals["worth"]
 
     result = run_sweep(eps, policy=Policy(max_proposals=1))
 
