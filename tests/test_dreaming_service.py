@@ -3,11 +3,12 @@ from __future__ import annotations
 from datetime import date, timedelta
 
 import pytest
+from django.apps import apps
 from django.utils import timezone
 
 from dreaming import services
 from dreaming.engine import pipeline
-from dreaming.models import Candidate, CandidateEvidence, Conflict, DreamRun
+from dreaming.models import Candidate, CandidateEvidence, CandidateTerm, Conflict, DreamRun
 from llmwiki.ingest import RawFile, ingest_files
 from llmwiki.models import AuditEvent, Episode, Project
 from tests.dreaming_data import seed
@@ -82,6 +83,36 @@ def test_preview_writes_nothing_binding(project):
     assert run.preview["candidates"]
     assert any("db-staging-2" in c["text"] for c in run.preview["candidates"])
     assert run.preview["stays_episodic"]
+
+
+def row_counts() -> dict[str, int]:
+    """Rows of every table of the project's material and memory, but the run's own (the
+    run row holds the preview, and its audit events say it ran)."""
+    own = {DreamRun, AuditEvent}
+    return {
+        m._meta.label: m.objects.count()
+        for app in ("dreaming", "llmwiki", "reviews")
+        for m in apps.get_app_config(app).get_models()
+        if m not in own
+    }
+
+
+def test_a_preview_writes_no_row_beside_its_run(project):
+    seed(project)
+    # A candidate waiting for review, made elsewhere, so not in the term index yet.
+    Candidate.objects.create(
+        project=project,
+        text="The staging database runs on db-staging-2.",
+        page_target="SYSTEM_OVERVIEW",
+        memory_type="fact",
+        dedupe_key="waiting",
+    )
+    before = row_counts()
+    run = dream(project, DreamRun.Trigger.PREVIEW)
+    assert run.status == DreamRun.Status.SUCCEEDED
+    assert run.preview["candidates"]
+    assert row_counts() == before
+    assert not CandidateTerm.objects.exists()
 
 
 def test_rerunning_the_same_sweep_creates_no_duplicates(project):

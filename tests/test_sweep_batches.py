@@ -295,6 +295,10 @@ def test_a_restatement_is_found_reading_the_drafts_neighbours_not_the_queue(proj
     # The drafts, and the waiting texts sharing one of their rare terms: the first
     # candidate, the backup one (ledger schema) and nothing of the 300 others.
     assert sorted(read[len(DRAFTS) :]) == sorted([WAITING[0], WAITING[2]])
+    # Finding restatements only reads; the next indexing drops the decided candidate.
+    assert CandidateTerm.objects.filter(candidate=ids[1]).exists()
+    waiting = Candidate.objects.filter(project=project, status__in=Candidate.OPEN_STATUSES)
+    sweep_persist._index_terms(project, waiting)
     assert not CandidateTerm.objects.filter(candidate=ids[1]).exists()
     assert CandidateTerm.objects.filter(project=project).values("candidate").distinct().count() == (
         302
