@@ -18,6 +18,7 @@ from django.db import IntegrityError, transaction
 from django.db.models.functions import Length
 from django.utils import timezone
 
+from dreaming import engine
 from dreaming.engine import pipeline, select
 from dreaming.engine.policy import Policy, PolicyError
 from dreaming.engine.types import ApprovedClaim
@@ -169,6 +170,9 @@ def dream_execute(*, run_id: int) -> DreamRun:
     except Exception as exc:
         log.exception("dream run %s failed", run.pk)
         _fail(run, f"{type(exc).__name__}: {exc}", started)
+    finally:
+        # A worker runs sweep after sweep: its memory is one batch's, not the backlog's.
+        engine.forget()
     run.refresh_from_db()
     return run
 

@@ -7,11 +7,11 @@ from django.apps import apps
 from django.utils import timezone
 
 from dreaming import services
-from dreaming.engine import pipeline
+from dreaming.engine import Ep, cluster, pipeline, reflect, similar, text
 from dreaming.models import Candidate, CandidateEvidence, CandidateTerm, Conflict, DreamRun
 from llmwiki.ingest import RawFile, ingest_files
 from llmwiki.models import AuditEvent, Episode, Project
-from tests.dreaming_data import seed
+from tests.dreaming_data import DAYS, seed
 
 
 def dream(project, trigger=DreamRun.Trigger.MANUAL, **kwargs) -> DreamRun:
@@ -147,6 +147,62 @@ def test_a_backfill_never_moves_the_watermark(project):
     assert run.counts["selected"] > 0
     assert Project.objects.get(pk=project.pk).dream_watermark == watermark
     assert run.watermark_after == watermark
+
+
+def engine_memos() -> dict[str, int]:
+    """Entries held by each per-process memo of the engine."""
+    return {
+        "tokens": len(text._MEMO),
+        "chunks": len(text._CHUNKS),
+        "sets": len(text._SETS),
+        "anchors": len(cluster._ANCHOR_MEMO),
+        "host environments": len(cluster._HOST_ENVS),
+        "stems": len(similar._STEMS),
+        "headings": reflect.heading_state.cache_info().currsize,
+    }
+
+
+@pytest.mark.parametrize("trigger", [DreamRun.Trigger.MANUAL, DreamRun.Trigger.PREVIEW])
+def test_a_run_leaves_the_engine_memos_empty(project, monkeypatch, trigger):
+    seed(project)
+    during = []
+    real = pipeline.run_sweep
+
+    def watched(*args, **kwargs):
+        result = real(*args, **kwargs)
+        during.append(engine_memos())
+        return result
+
+    monkeypatch.setattr(pipeline, "run_sweep", watched)
+    assert dream(project, trigger).status == DreamRun.Status.SUCCEEDED
+    assert all(during[0].values()), during  # the sweep filled every one of them
+    assert not any(engine_memos().values())
+
+
+def test_a_failed_run_leaves_the_engine_memos_empty_too(project, monkeypatch):
+    seed(project)
+    real = pipeline.run_sweep
+
+    def broken(*args, **kwargs):
+        real(*args, **kwargs)
+        raise RuntimeError("deep phase exploded")
+
+    monkeypatch.setattr(pipeline, "run_sweep", broken)
+    assert dream(project).status == DreamRun.Status.FAILED
+    assert not any(engine_memos().values())
+
+
+def test_memos_left_full_by_other_material_change_no_candidate(project):
+    """The memos are caches only: a sweep with them full gives what it gives with them empty."""
+    seed(project)
+    cold = dream(project, DreamRun.Trigger.PREVIEW).preview
+    lines = [line for day in DAYS.values() for line in day.splitlines() if line.strip()]
+    stamp = timezone.now()
+    pipeline.run_sweep(  # not through a run: nothing empties the memos after it
+        [Ep(i, stamp, line, "note", "episodic", "alice", 1, 0.6) for i, line in enumerate(lines)]
+    )
+    assert all(engine_memos().values())
+    assert dream(project, DreamRun.Trigger.PREVIEW).preview == cold
 
 
 def test_a_failure_in_deep_leaves_no_candidates_and_marks_the_run_failed(project, monkeypatch):
