@@ -31,6 +31,7 @@ from dreaming.sweep_input import (  # noqa: F401 (the names tests and views use 
     _decided,
     _load_episodes,
     _recall_stats,
+    keeps_notes,
     plan_bounded,
 )
 from dreaming.sweep_persist import _persist
@@ -259,6 +260,7 @@ def _compute(run: DreamRun) -> _Computed:
         now=timezone.now(),
         live_episode_ids=set(episodes),
         decided=_decided(project),
+        keeps_notes=keeps_notes(project),
     )
     return _Computed(
         result=result,

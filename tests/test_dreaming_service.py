@@ -9,6 +9,7 @@ from django.utils import timezone
 from dreaming import services
 from dreaming.engine import Ep, cluster, pipeline, reflect, similar, text
 from dreaming.models import Candidate, CandidateEvidence, CandidateTerm, Conflict, DreamRun
+from dreaming.sweep_input import keeps_notes
 from llmwiki.ingest import RawFile, ingest_files
 from llmwiki.models import AuditEvent, Episode, Project
 from tests.dreaming_data import DAYS, seed
@@ -113,6 +114,35 @@ def test_a_preview_writes_no_row_beside_its_run(project):
     assert run.preview["candidates"]
     assert row_counts() == before
     assert not CandidateTerm.objects.exists()
+
+
+STATED_TWICE = "The invoice renderer runs on batch-7 with 4 GiB of memory."
+
+
+def two_days_of_logs(project) -> None:
+    for day in ("2026-11-02", "2026-11-05"):
+        body = f"# {day} — agent:builder\n\n## Notes\n- {STATED_TWICE}\n- Lunch was good today.\n"
+        ingest_files(project=project, files=[RawFile(f"memory/{day}.md", body.encode())], actor="t")
+
+
+def test_a_project_keeping_no_notes_proposes_a_fact_its_logs_state_on_two_days(
+    project, other_project
+):
+    two_days_of_logs(project)
+    assert not keeps_notes(project)
+    dream(project)
+    assert STATED_TWICE in Candidate.objects.filter(project=project).values_list("text", flat=True)
+
+    # Where the project keeps notes, a fact said in its logs only is the day's news.
+    two_days_of_logs(other_project)
+    note = "# Release checklist\n\nThe release checklist lives in the ops handbook.\n"
+    ingest_files(
+        project=other_project, files=[RawFile("notes/release.md", note.encode())], actor="t"
+    )
+    assert keeps_notes(other_project)
+    dream(other_project)
+    texts = Candidate.objects.filter(project=other_project).values_list("text", flat=True)
+    assert STATED_TWICE not in texts
 
 
 def test_rerunning_the_same_sweep_creates_no_duplicates(project):
