@@ -111,6 +111,7 @@ class Workers:
             preexec_fn=child_preexec(),
         )
         self.peaks: dict[int, float] = {}
+        self.resident: dict[int, float] = {}  # each process's RSS at the last poll
         self._stop = threading.Event()
         self._watch = threading.Thread(target=self._poll, daemon=True)
         self._watch.start()
@@ -143,6 +144,8 @@ class Workers:
                     if line.startswith("VmHWM:"):
                         mib = int(line.split()[1]) / 1024
                         self.peaks[pid] = max(self.peaks.get(pid, 0.0), mib)
+                    elif line.startswith("VmRSS:"):
+                        self.resident[pid] = int(line.split()[1]) / 1024
             self._stop.wait(0.5)
 
     def stop(self) -> None:
@@ -163,6 +166,7 @@ class Sweep(NamedTuple):
     note: str
     seconds: list[float]  # each run's own duration, in order
     rss: list[float]  # the largest worker peak RSS (MiB) after each run
+    held: list[float]  # the largest worker RSS (MiB) after each run: what it kept
 
 
 def sweep(project, workers: Workers, timeout: float = 3600) -> Sweep:
@@ -177,6 +181,7 @@ def sweep(project, workers: Workers, timeout: float = 3600) -> Sweep:
     runs = DreamRun.objects.filter(project=project, pk__gte=first.pk).order_by("id")
     seen: dict[int, DreamRun] = {}
     rss: list[float] = []
+    held: list[float] = []
     idle_since: float | None = None
     deadline = time.monotonic() + timeout
     while True:
@@ -186,6 +191,7 @@ def sweep(project, workers: Workers, timeout: float = 3600) -> Sweep:
             if not run.is_open:
                 seen[run.pk] = run
                 rss.append(max(workers.peaks.values(), default=0.0))
+                held.append(max(workers.resident.values(), default=0.0))
         project.refresh_from_db()
         busy = runs.filter(status__in=DreamRun.OPEN_STATUSES).exists()
         if project.dream_watermark >= newest and not busy:
@@ -206,6 +212,7 @@ def sweep(project, workers: Workers, timeout: float = 3600) -> Sweep:
         lights[0].get("note", "") if lights else "",
         [(run.duration_ms or 0) / 1000 for run in done],
         rss,
+        held,
     )
 
 
@@ -220,7 +227,10 @@ def growth(done: Sweep) -> str:
     return (
         f"- Per run (≤ {done.largest:,} episodes): first {k} runs {early:.1f} s on average, "
         f"last {k} {late:.1f} s, slowest {max(done.seconds):.1f} s. Largest worker peak RSS "
-        "after run " + ", ".join(f"{n}: {done.rss[n - 1]:,.0f} MiB" for n in marks) + "."
+        "after run " + ", ".join(f"{n}: {done.rss[n - 1]:,.0f} MiB" for n in marks) + "; "
+        "largest worker RSS after run "
+        + ", ".join(f"{n}: {done.held[n - 1]:,.0f} MiB" for n in marks)
+        + " (sampled every 0.5 s, so a run's last moments may be missed)."
     )
 
 
@@ -235,6 +245,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--episodes", type=int, default=1_000_000)
     parser.add_argument("--nightly", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument(
+        "--batch",
+        type=int,
+        default=None,
+        help="episodes a dream run takes at most (the project policy's max_episodes); "
+        "a smaller batch gives a smaller size as many runs as a large one",
+    )
     parser.add_argument("--no-record", action="store_true")
     args = parser.parse_args(argv)
     if not os.environ.get("DATABASE_URL", "").startswith("postgres") or not os.environ.get(
@@ -252,6 +269,10 @@ def main(argv: list[str] | None = None) -> int:
     from llmwiki.search.index import index_fold, index_rebuild
 
     project = fresh_project("scale")
+    if args.batch:
+        from dreaming import services as dreaming
+
+        dreaming.policy_update(project=project, policy={"max_episodes": args.batch}, actor="bench")
     workers = Workers()
     rows, notes = [], []
 
@@ -341,7 +362,8 @@ def main(argv: list[str] | None = None) -> int:
     notes.append(
         f"- {args.episodes:,} episodes asked, {db_label()}, Redis broker, django-q2 cluster with "
         f"{WORKERS} workers; ingest in calls of {CHUNK:,} episodes; the sweeps run in the workers, "
-        "the rest in this process."
+        "the rest in this process"
+        + (f"; batch cap {args.batch:,} episodes a run." if args.batch else ".")
     )
     notes.append("- Target: 1,000,000 episodes with every process under 2 GiB.")
     print("\n".join(notes))

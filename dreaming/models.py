@@ -369,7 +369,7 @@ class CandidateTerm(models.Model):
 
     class Meta:
         constraints = [
-            # A sweep and a preview may index the same new candidate at once.
+            # A run whose lease lapsed may still index beside the run that took over.
             models.UniqueConstraint(fields=["candidate", "key"], name="one_row_per_term")
         ]
         indexes = [models.Index(fields=["project", "key"], name="dreaming_term_key_idx")]

@@ -18,6 +18,7 @@ from django.db import IntegrityError, transaction
 from django.db.models.functions import Length
 from django.utils import timezone
 
+from dreaming import engine
 from dreaming.engine import pipeline, select
 from dreaming.engine.policy import Policy, PolicyError
 from dreaming.engine.types import ApprovedClaim
@@ -30,6 +31,7 @@ from dreaming.sweep_input import (  # noqa: F401 (the names tests and views use 
     _decided,
     _load_episodes,
     _recall_stats,
+    keeps_notes,
     plan_bounded,
 )
 from dreaming.sweep_persist import _persist
@@ -169,6 +171,9 @@ def dream_execute(*, run_id: int) -> DreamRun:
     except Exception as exc:
         log.exception("dream run %s failed", run.pk)
         _fail(run, f"{type(exc).__name__}: {exc}", started)
+    finally:
+        # A worker runs sweep after sweep: its memory is one batch's, not the backlog's.
+        engine.forget()
     run.refresh_from_db()
     return run
 
@@ -255,6 +260,7 @@ def _compute(run: DreamRun) -> _Computed:
         now=timezone.now(),
         live_episode_ids=set(episodes),
         decided=_decided(project),
+        keeps_notes=keeps_notes(project),
     )
     return _Computed(
         result=result,

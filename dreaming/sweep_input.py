@@ -14,7 +14,7 @@ from django.utils import timezone
 from dreaming.engine import select
 from dreaming.engine.learn import Decided, Where
 from dreaming.engine.policy import Policy
-from dreaming.engine.types import Ep, RecallStats, SweepResult
+from dreaming.engine.types import DATED_KINDS, Ep, RecallStats, SweepResult
 from dreaming.models import Candidate
 from llmwiki.importers import registry
 from llmwiki.models import Episode, EpisodeRelabel, Project, RecallTrace, SecurityClass
@@ -38,6 +38,18 @@ class _Computed:
     batch: select.Batch
     bytes_read: int
     security: dict[int, str]  # episode id -> class, for the classes stricter than internal
+
+
+# Material a sweep reads as written down to be kept (``worth.noted``): not a log, a chat or
+# the app's own bookkeeping.
+NOTE_KINDS = tuple(
+    k for k in Episode.Kind.values if k not in DATED_KINDS and k not in Episode.BOOKKEEPING_KINDS
+)
+
+
+def keeps_notes(project: Project) -> bool:
+    """Whether the project holds any note a sweep may read (one indexed lookup)."""
+    return Episode.objects.dreamable().filter(project=project, kind__in=NOTE_KINDS).exists()
 
 
 def plan_bounded(pending: QuerySet[Episode], policy: Policy, *, first_run: bool) -> select.Batch:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
+from collections.abc import Iterator
 from typing import Any
 
 from django.db.models import Count
@@ -86,10 +87,12 @@ def _near_drafts(
 
     ``neighbours`` pairs only texts sharing a term held by at most √n texts, so these
     are all the waiting candidates a draft can restate. Term counts are asked only for
-    the drafts' own terms, in the database.
+    the drafts' own terms, in the database. Only reads: waiting candidates not in
+    ``CandidateTerm`` yet are parsed here as the index would hold them, so a preview,
+    which writes nothing, finds what the sweep after it will.
     """
     queue = Candidate.objects.filter(project=project, status__in=Candidate.OPEN_STATUSES)
-    _index_terms(project, queue)
+    unindexed = dict(_unindexed(queue))
     drafted_df: dict[str, int] = defaultdict(int)
     for terms in drafted:
         for t in terms:
@@ -98,7 +101,7 @@ def _near_drafts(
     held = CandidateTerm.objects.filter(
         project=project, candidate__status__in=Candidate.OPEN_STATUSES
     )
-    queued: dict[int, int] = {}
+    queued: dict[int, int] = defaultdict(int)
     unique = sorted(set(keys.values()))
     for lo in range(0, len(unique), _CHUNK):
         counts = (
@@ -108,13 +111,18 @@ def _near_drafts(
             .values_list("key", "n")
         )
         queued.update(counts)
+    wanted = set(unique)
+    for held_keys in unindexed.values():
+        for k in held_keys & wanted:
+            queued[k] += 1
     df = {t: queued.get(keys[t], 0) + n for t, n in drafted_df.items()}
     # Rarity as if every waiting text had been read: the unread ones hold none of the
     # drafts' terms, so they add to the number of texts and to no term's count.
     index = TermIndex(df, queue.count() + len(drafted))
     cap = generating(index.n)
-    rare = sorted({keys[t] for t, n in df.items() if queued.get(keys[t]) and n <= cap})
-    found: set[int] = set()
+    rare_keys = {keys[t] for t, n in df.items() if queued.get(keys[t]) and n <= cap}
+    rare = sorted(rare_keys)
+    found = {pk for pk, held_keys in unindexed.items() if not held_keys.isdisjoint(rare_keys)}
     for lo in range(0, len(rare), _CHUNK):
         found.update(
             held.filter(key__in=rare[lo : lo + _CHUNK]).values_list("candidate_id", flat=True)
@@ -123,17 +131,25 @@ def _near_drafts(
     return waiting, index
 
 
+def _unindexed(queue) -> Iterator[tuple[int, set[int]]]:
+    """The waiting candidates of ``queue`` not in ``CandidateTerm`` yet (the last run's, or
+    any made elsewhere), with their term keys ({0} for a candidate with no term)."""
+    missing = queue.filter(terms__isnull=True).values_list("id", "text")
+    for pk, text in missing.iterator(chunk_size=_CHUNK):
+        yield pk, {_term_key(t) for t in _parsed(text)[1]} or {0}
+
+
 def _index_terms(project: Project, queue) -> None:
     """Keep ``CandidateTerm`` to the waiting candidates: drop the rows of decided ones and
-    add those of candidates not indexed yet (the last run's, or any made elsewhere)."""
+    add those of candidates of ``queue`` not indexed yet."""
     CandidateTerm.objects.filter(project=project).exclude(
         candidate__status__in=Candidate.OPEN_STATUSES
     ).delete()
-    missing = queue.filter(terms__isnull=True).values_list("id", "text")
-    rows = []
-    for pk, text in missing.iterator(chunk_size=_CHUNK):
-        keys = {_term_key(t) for t in _parsed(text)[1]} or {0}
-        rows += [CandidateTerm(project=project, candidate_id=pk, key=k) for k in keys]
+    rows = [
+        CandidateTerm(project=project, candidate_id=pk, key=k)
+        for pk, keys in _unindexed(queue)
+        for k in keys
+    ]
     CandidateTerm.objects.bulk_create(rows, batch_size=1000, ignore_conflicts=True)
 
 
@@ -171,6 +187,9 @@ def _persist(run: DreamRun, computed: _Computed) -> dict[str, int]:
     referenced.update(i for d in result.conflicts for side in d.sides for i in side.episode_ids)
     live = referenced & set(_in_range(project, referenced).dreamable().values_list("id", flat=True))
     drafts = [c for c in result.candidates if all(e.episode_id in live for e in c.evidence)]
+    _index_terms(
+        project, Candidate.objects.filter(project=project, status__in=Candidate.OPEN_STATUSES)
+    )
     existing, restated = _folds(project, drafts)
     existing.update(restated)
     now = timezone.now()

@@ -3,14 +3,16 @@ from __future__ import annotations
 from datetime import date, timedelta
 
 import pytest
+from django.apps import apps
 from django.utils import timezone
 
 from dreaming import services
-from dreaming.engine import pipeline
-from dreaming.models import Candidate, CandidateEvidence, Conflict, DreamRun
+from dreaming.engine import Ep, cluster, pipeline, reflect, similar, text
+from dreaming.models import Candidate, CandidateEvidence, CandidateTerm, Conflict, DreamRun
+from dreaming.sweep_input import keeps_notes
 from llmwiki.ingest import RawFile, ingest_files
 from llmwiki.models import AuditEvent, Episode, Project
-from tests.dreaming_data import seed
+from tests.dreaming_data import DAYS, seed
 
 
 def dream(project, trigger=DreamRun.Trigger.MANUAL, **kwargs) -> DreamRun:
@@ -84,6 +86,65 @@ def test_preview_writes_nothing_binding(project):
     assert run.preview["stays_episodic"]
 
 
+def row_counts() -> dict[str, int]:
+    """Rows of every table of the project's material and memory, but the run's own (the
+    run row holds the preview, and its audit events say it ran)."""
+    own = {DreamRun, AuditEvent}
+    return {
+        m._meta.label: m.objects.count()
+        for app in ("dreaming", "llmwiki", "reviews")
+        for m in apps.get_app_config(app).get_models()
+        if m not in own
+    }
+
+
+def test_a_preview_writes_no_row_beside_its_run(project):
+    seed(project)
+    # A candidate waiting for review, made elsewhere, so not in the term index yet.
+    Candidate.objects.create(
+        project=project,
+        text="The staging database runs on db-staging-2.",
+        page_target="SYSTEM_OVERVIEW",
+        memory_type="fact",
+        dedupe_key="waiting",
+    )
+    before = row_counts()
+    run = dream(project, DreamRun.Trigger.PREVIEW)
+    assert run.status == DreamRun.Status.SUCCEEDED
+    assert run.preview["candidates"]
+    assert row_counts() == before
+    assert not CandidateTerm.objects.exists()
+
+
+STATED_TWICE = "The invoice renderer runs on batch-7 with 4 GiB of memory."
+
+
+def two_days_of_logs(project) -> None:
+    for day in ("2026-11-02", "2026-11-05"):
+        body = f"# {day} — agent:builder\n\n## Notes\n- {STATED_TWICE}\n- Lunch was good today.\n"
+        ingest_files(project=project, files=[RawFile(f"memory/{day}.md", body.encode())], actor="t")
+
+
+def test_a_project_keeping_no_notes_proposes_a_fact_its_logs_state_on_two_days(
+    project, other_project
+):
+    two_days_of_logs(project)
+    assert not keeps_notes(project)
+    dream(project)
+    assert STATED_TWICE in Candidate.objects.filter(project=project).values_list("text", flat=True)
+
+    # Where the project keeps notes, a fact said in its logs only is the day's news.
+    two_days_of_logs(other_project)
+    note = "# Release checklist\n\nThe release checklist lives in the ops handbook.\n"
+    ingest_files(
+        project=other_project, files=[RawFile("notes/release.md", note.encode())], actor="t"
+    )
+    assert keeps_notes(other_project)
+    dream(other_project)
+    texts = Candidate.objects.filter(project=other_project).values_list("text", flat=True)
+    assert STATED_TWICE not in texts
+
+
 def test_rerunning_the_same_sweep_creates_no_duplicates(project):
     seed(project)
     run = dream(project)
@@ -116,6 +177,62 @@ def test_a_backfill_never_moves_the_watermark(project):
     assert run.counts["selected"] > 0
     assert Project.objects.get(pk=project.pk).dream_watermark == watermark
     assert run.watermark_after == watermark
+
+
+def engine_memos() -> dict[str, int]:
+    """Entries held by each per-process memo of the engine."""
+    return {
+        "tokens": len(text._MEMO),
+        "chunks": len(text._CHUNKS),
+        "sets": len(text._SETS),
+        "anchors": len(cluster._ANCHOR_MEMO),
+        "host environments": len(cluster._HOST_ENVS),
+        "stems": len(similar._STEMS),
+        "headings": reflect.heading_state.cache_info().currsize,
+    }
+
+
+@pytest.mark.parametrize("trigger", [DreamRun.Trigger.MANUAL, DreamRun.Trigger.PREVIEW])
+def test_a_run_leaves_the_engine_memos_empty(project, monkeypatch, trigger):
+    seed(project)
+    during = []
+    real = pipeline.run_sweep
+
+    def watched(*args, **kwargs):
+        result = real(*args, **kwargs)
+        during.append(engine_memos())
+        return result
+
+    monkeypatch.setattr(pipeline, "run_sweep", watched)
+    assert dream(project, trigger).status == DreamRun.Status.SUCCEEDED
+    assert all(during[0].values()), during  # the sweep filled every one of them
+    assert not any(engine_memos().values())
+
+
+def test_a_failed_run_leaves_the_engine_memos_empty_too(project, monkeypatch):
+    seed(project)
+    real = pipeline.run_sweep
+
+    def broken(*args, **kwargs):
+        real(*args, **kwargs)
+        raise RuntimeError("deep phase exploded")
+
+    monkeypatch.setattr(pipeline, "run_sweep", broken)
+    assert dream(project).status == DreamRun.Status.FAILED
+    assert not any(engine_memos().values())
+
+
+def test_memos_left_full_by_other_material_change_no_candidate(project):
+    """The memos are caches only: a sweep with them full gives what it gives with them empty."""
+    seed(project)
+    cold = dream(project, DreamRun.Trigger.PREVIEW).preview
+    lines = [line for day in DAYS.values() for line in day.splitlines() if line.strip()]
+    stamp = timezone.now()
+    pipeline.run_sweep(  # not through a run: nothing empties the memos after it
+        [Ep(i, stamp, line, "note", "episodic", "alice", 1, 0.6) for i, line in enumerate(lines)]
+    )
+    assert all(engine_memos().values())
+    assert dream(project, DreamRun.Trigger.PREVIEW).preview == cold
 
 
 def test_a_failure_in_deep_leaves_no_candidates_and_marks_the_run_failed(project, monkeypatch):

@@ -230,6 +230,12 @@ _HOST_ENVS: dict[str, frozenset[str]] = {}
 _ANCHOR_MEMO_MAX = 200_000
 
 
+def forget() -> None:
+    """Forget the memoised chunks and host environments (``engine.forget``)."""
+    _ANCHOR_MEMO.clear()
+    _HOST_ENVS.clear()
+
+
 def _anchor_chunk(chunk: str) -> _Chunk:
     """Classify one whitespace chunk's tokens once (chunks repeat across sentences)."""
     if len(_ANCHOR_MEMO) >= _ANCHOR_MEMO_MAX:

@@ -41,6 +41,10 @@ class Inputs:
     ep_day: Sequence[int]  # each episode's day (date ordinal)
     # Who wrote or said the material: a line opening with one of them names its speaker.
     people: frozenset[str] = frozenset()
+    # Whether the project keeps any note (not only logs and chat): where it keeps none,
+    # where a line is written cannot tell a kept fact from the day's news (worth.noted).
+    # The project's, not the batch's: a batch of logs alone says nothing of it.
+    keeps_notes: bool = True
 
     @classmethod
     def of(
@@ -50,6 +54,7 @@ class Inputs:
         recall: Mapping[int, RecallStats],
         policy: Policy,
         now: datetime | None,
+        keeps_notes: bool = True,
     ) -> Inputs:
         episodes = list(episodes)
         for e in episodes:
@@ -70,6 +75,7 @@ class Inputs:
             recency_ref=min(now, _newest(eps)) if eps else now,
             ep_day=[e.occurred_at.date().toordinal() for e in eps],
             people=people_in({e.actor for e in eps}),
+            keeps_notes=keeps_notes,
         )
 
 

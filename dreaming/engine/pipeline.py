@@ -72,13 +72,17 @@ def run_sweep(
     now: datetime | None = None,
     live_episode_ids: set[int] | None = None,
     decided: Sequence[Decided] = (),
+    keeps_notes: bool = True,
 ) -> SweepResult:
     """Consolidate a batch of episodes into candidates, conflicts and reinforcements.
 
     ``decided`` are the project's reviewed candidates: they move the claim-worthiness of
-    similarly worded new ones (``learn``)."""
+    similarly worded new ones (``learn``). ``keeps_notes``: whether the project holds any
+    note, whatever this batch holds (``Inputs.keeps_notes``)."""
     with _no_cycle_collection():
-        return _sweep(episodes, approved_claims, recall, policy, now, live_episode_ids, decided)
+        return _sweep(
+            episodes, approved_claims, recall, policy, now, live_episode_ids, decided, keeps_notes
+        )
 
 
 def _sweep(
@@ -89,8 +93,9 @@ def _sweep(
     now: datetime | None,
     live_episode_ids: set[int] | None,
     decided: Sequence[Decided],
+    keeps_notes: bool,
 ) -> SweepResult:
-    inp = Inputs.of(episodes, approved_claims, recall or {}, policy or Policy(), now)
+    inp = Inputs.of(episodes, approved_claims, recall or {}, policy or Policy(), now, keeps_notes)
     clock = Clock()
     lit = light.run(inp, clock)
     dreamt = rem.run(inp, lit, clock)

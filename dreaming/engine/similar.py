@@ -51,6 +51,11 @@ _CHUNK = 4096
 MIN_SHARED_TERMS = 2
 
 
+def forget() -> None:
+    """Forget the memoised stems (``engine.forget``)."""
+    _STEMS.clear()
+
+
 def stem(term: str) -> str:
     """Return the stem of a plain word; identifiers, hosts and numbers stay whole."""
     got = _STEMS.get(term)

@@ -191,7 +191,7 @@ _MEMO_MAX = 500_000
 
 
 def clear_token_memo() -> None:
-    """Forget memoised token classifications (benchmarks measure a cold start)."""
+    """Forget memoised token classifications, chunks and shared sets (``engine.forget``)."""
     _MEMO.clear()
     _CHUNKS.clear()
     _SETS.clear()

@@ -327,13 +327,14 @@ def noted(eps: Sequence[Ep], idx: Iterable[int]) -> bool:
 
 def restatement(U: Units, inp: Inputs, fact: Fact | None, u: int) -> tuple[int, int, bool]:
     """How a fact is restated: the ``spread`` of everything that says it, in how many
-    wordings (unit ``u`` alone when it belongs to no fact), and whether it is ``noted``."""
+    wordings (unit ``u`` alone when it belongs to no fact), and whether it is ``noted``
+    (every fact is, in a project that keeps no notes: ``Inputs.keeps_notes``)."""
     eps = inp.eps
     idx = U.eps[u] if fact is None else fact.episodes
     if idx is None:
         idx = {i for w in fact.units for i in U.eps[w]}
     wordings = 1 if fact is None else sum(1 for w in fact.units if U.eps[w])
-    return spread(eps, idx), wordings, noted(eps, idx)
+    return spread(eps, idx), wordings, not inp.keeps_notes or noted(eps, idx)
 
 
 def unit_features(U: Units, u: int, restated: tuple[int, int, bool]) -> list[float]:

@@ -875,3 +875,13 @@ def test_the_count_gates_are_asked_in_order_and_the_first_that_fails_is_the_reas
         "_too_few_days",
         "_too_few_contexts",
     ]
+
+
+def test_in_a_project_keeping_no_notes_a_fact_said_only_in_logs_is_not_held_against_it():
+    # Where the project keeps notes, a line said in logs on two days is as often the day's
+    # news as a fact; where it keeps none, where a line is written tells nothing.
+    said = "The invoice renderer runs on batch-7 with 4 GiB of memory."
+    logs = [ep(10 + d, d, said, kind="log_entry") for d in range(2)]
+
+    assert said not in [c.text for c in run_sweep(logs).candidates]
+    assert said in [c.text for c in run_sweep(logs, keeps_notes=False).candidates]
