@@ -27,6 +27,7 @@ Run: ``python bench/retrieval.py [--episodes 100000] [--claims 10000] [--queries
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import re
 import sqlite3
@@ -90,13 +91,50 @@ def percentiles(samples: list[float]) -> tuple[float, float]:
     return statistics.median(ordered) * 1000, p95 * 1000
 
 
-def timed(fn, items) -> list[float]:
+def timed(fn, items, cpu=None) -> list[float]:
+    """Each item's wall time; with `cpu` (a `Cpu`), the CPU time the items took is kept."""
     out = []
+    before = cpu.read() if cpu else None
     for item in items:
         start = time.perf_counter()
         fn(item)
         out.append(time.perf_counter() - start)
+    if cpu:
+        cpu.spent.append(
+            tuple((b - a) / len(items) for a, b in zip(before, cpu.read(), strict=True))
+        )
     return out
+
+
+class Cpu:
+    """CPU seconds this process and its database session spent (user + system): on a
+    machine other work keeps busy, wall times move with the load and CPU time much less.
+    The server's share is read from /proc, so only for a PostgreSQL server on this machine
+    (`server` is False otherwise, and only this process counts)."""
+
+    def __init__(self) -> None:
+        from django.db import connection
+
+        # Seconds per query (here, on the server) of each timed path, in order.
+        self.spent: list[tuple[float, ...]] = []
+        self.stat = None
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_backend_pid(), host(inet_server_addr())")
+                pid, addr = cursor.fetchone()
+            path = f"/proc/{pid}/stat"
+            if addr in (None, "127.0.0.1", "::1") and os.access(path, os.R_OK):
+                self.stat = path
+        self.server = self.stat is not None
+
+    def read(self) -> tuple[float, float]:
+        """(this process's CPU seconds, its database session's: 0 when not read)."""
+        own = sum(os.times()[:2])
+        if not self.stat:
+            return own, 0.0
+        with open(self.stat) as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return own, (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def seed_claims(project, texts: list[str], episode_ids: list[int]) -> None:
@@ -230,24 +268,26 @@ def main(argv: list[str] | None = None) -> int:
         service(q)
         fts_search(q)
     hits = sum(len(service(q).hits) for q in asked[:50])
+    cpu = Cpu()
     results = {
-        "retrieve()": timed(service, asked),
-        f"{using.name} index": timed(index_only, asked),
-        f"{using.name} index, no decoded postings": timed(index_cold, asked),
-        "SQLite FTS5 bm25": timed(fts_search, asked),
+        "retrieve()": timed(service, asked, cpu),
+        f"{using.name} index": timed(index_only, asked, cpu),
+        f"{using.name} index, no decoded postings": timed(index_cold, asked, cpu),
+        "SQLite FTS5 bm25": timed(fts_search, asked, cpu),
     }
     if args.conflicts:
         seed_conflicts(project, args.conflicts)
         for q in asked[:20]:
             service(q)
         disputed = sum(h.kind == "conflict" for q in asked[:50] for h in service(q).hits)
-        results[f"retrieve(), {args.conflicts} open conflicts"] = timed(service, asked)
+        results[f"retrieve(), {args.conflicts} open conflicts"] = timed(service, asked, cpu)
     _fts_p50, fts_p95 = percentiles(results["SQLite FTS5 bm25"])
     rows = []
-    for name, samples in results.items():
+    for (name, samples), (here, server) in zip(results.items(), cpu.spent, strict=True):
         p50, p95 = percentiles(samples)
-        rows.append([name, f"{p50:.1f}", f"{p95:.1f}", f"{p95 / fts_p95:.2f}×"])
-    header = ["path", "p50 ms", "p95 ms", "p95 / FTS5"]
+        spent = f"{here * 1000:.1f}" + (f" + {server * 1000:.1f}" if cpu.server else "")
+        rows.append([name, f"{p50:.1f}", f"{p95:.1f}", f"{p95 / fts_p95:.2f}×", spent])
+    header = ["path", "p50 ms", "p95 ms", "p95 / FTS5", "CPU ms/query"]
     print(text_table(header, rows))
     notes = [
         f"- {args.episodes:,} episodes and {args.claims:,} approved claims, {args.queries} "
@@ -256,6 +296,9 @@ def main(argv: list[str] | None = None) -> int:
         f"- Hits per query (first 50, limit 10): {hits / 50:.1f}. Each path asks claims then "
         "episodes, 10 each; retrieve() also loads the rows and citations it returns.",
         "- Targets (docs/ARCHITECTURE.md §8): p95 under 50 ms, within 3× of FTS5.",
+        "- CPU ms/query: user + system time of this process"
+        + (" + of its PostgreSQL session" if cpu.server else "")
+        + f", mean per query; load average {os.getloadavg()[0]:.1f} at the end of the run.",
     ]
     if args.conflicts:
         notes.append(
