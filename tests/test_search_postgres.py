@@ -14,8 +14,8 @@ from django.test.utils import CaptureQueriesContext
 
 from llmwiki.erasure import source_erase
 from llmwiki.models import SearchTerm, Source
-from llmwiki.search import Caller, postgres, retrieve
-from llmwiki.search.backends import backend
+from llmwiki.search import Caller, bm25f, postgres, retrieve
+from llmwiki.search.backends import CONTEXT_BOOST, backend
 from llmwiki.search.documents import EPISODE
 from llmwiki.search.index import index_check, index_fold, index_rebuild
 from tests.test_search import TRANSCRIPT, ingest_transcript
@@ -258,3 +258,98 @@ def test_the_latest_episode_of_a_project_is_read_from_an_index_not_past_other_pr
         scan = next(line for line in plan.splitlines() if f" on {table} " in line)
         # Read backwards along the project's own ids: no sort, no other project's rows.
         assert "Scan Backward" in scan and "_pkey" not in scan, plan
+
+
+def lengths(project) -> tuple[int, int, int]:
+    """The episode layer's documents, own words and context words, as the dictionary keeps them."""
+    t = SearchTerm.objects.get(project=project, layer=EPISODE, lexeme="")
+    return t.docs, t.own_words, t.context_words
+
+
+def test_a_row_ranks_as_bm25f_ranks_it_with_the_layer_s_average_lengths(project):
+    using = backend()
+    rows = [
+        doc(project, 1, "kitten nap"),
+        doc(project, 2, "kitten alpha bravo delta echo foxtrot golf hotel"),
+        doc(project, 3, "nap alpha", context="kitten bravo"),
+        doc(project, 4, "alpha bravo"),
+    ]
+    using.apply(project.pk, rows, (), (), None)
+    assert lengths(project) == (4, 14, 2)
+    own, context = 14 / 4, 2 / 4  # the layer's average lengths, not the matching rows'
+    idf = bm25f.okapi_idf(4, 3)
+
+    def bm25f_score(tf_own, own_words, tf_context=0, context_words=0):
+        weighted = tf_own / (1 - bm25f.B + bm25f.B * own_words / own)
+        weighted += CONTEXT_BOOST * tf_context / (1 - bm25f.B + bm25f.B * context_words / context)
+        return bm25f.saturated(idf, weighted)
+
+    found = dict(using.search(project.pk, EPISODE, "kitten", sensitive=True, limit=5))
+    assert found == {
+        "episode:1": pytest.approx(bm25f_score(1, 2), rel=1e-6),
+        "episode:2": pytest.approx(bm25f_score(1, 8), rel=1e-6),
+        "episode:3": pytest.approx(bm25f_score(0, 2, 1, 2), rel=1e-6),
+    }
+
+
+def test_a_short_turn_stating_the_answer_outranks_a_long_text_repeating_the_word(project):
+    using = backend()
+    quiet = [doc(project, n, f"status update {n} all quiet on deck today") for n in range(20)]
+    short = doc(project, 100, "The broker is redis streams now")
+    repeats = doc(project, 101, "broker config review pending " * 3 + "config review pending " * 16)
+    note = doc(project, 102, "the ledger " + "lists every crane lift of the season " * 8)
+    using.apply(project.pk, [*quiet, short, repeats, note], (), (), None)
+    found = [key for key, _ in using.search(project.pk, EPISODE, "broker", sensitive=True, limit=5)]
+    assert found == ["episode:100", "episode:101"]
+    # A long note is not buried for its length when it is what holds the word.
+    assert using.search(project.pk, EPISODE, "ledger", sensitive=True, limit=5)[0][0] == (
+        "episode:102"
+    )
+
+
+def test_the_layer_s_lengths_follow_every_write(project):
+    using = backend()
+    using.apply(project.pk, [doc(project, 1, "kitten nap nap", context="pixel")], (), (), None)
+    using.apply(project.pk, [doc(project, 2, "pixel")], (), (), None)
+    assert lengths(project) == (2, 4, 1)
+    # Written again with other words: its old lengths go, its new ones count.
+    using.apply(project.pk, [doc(project, 1, "kitten", context="pixel pixel")], (), (), None)
+    assert lengths(project) == (2, 2, 2)
+    using.apply(project.pk, [], ["episode:1"], (), None)
+    assert lengths(project) == (1, 1, 0) and using.miscounted(project.pk) == []
+    SearchTerm.objects.filter(project=project, lexeme="").update(own_words=5)
+    assert using.miscounted(project.pk) == ["episode:"]
+
+
+def test_peaks_stay_bounds_while_the_average_lengths_grow(project, monkeypatch):
+    using = backend()
+    short = [doc(project, n, f"kitten nap {n}") for n in range(1, 4)]
+    using.apply(project.pk, short, (), (), None)
+    long = [doc(project, 10 + n, "crane lift log entry " * 10) for n in range(30)]
+
+    def highest_kitten_rank() -> float:
+        averages = using._terms(project.pk, "kitten", fresh=True)[EPISODE][""].averages()
+        weights = postgres._lengths("own", "ctx")
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT max({postgres._rank('vec', '%s::tsquery', weights)}) "  # noqa: S608
+                "FROM llmwiki_searchdocument WHERE project_id = %s AND vec @@ %s::tsquery",
+                [*averages, "kitten", project.pk, "kitten"],
+            )
+            return cursor.fetchone()[0]
+
+    def bound() -> float:
+        terms = using._terms(project.pk, "kitten", fresh=True)[EPISODE]
+        grown = terms[""].growth(terms[""].averages())
+        return postgres._loosened(terms["kitten"].peak, grown)
+
+    # Averages left to drift: the peak kept from the short rows no longer bounds them...
+    monkeypatch.setattr(postgres, "DRIFT", 10**9)
+    using.apply(project.pk, long, (), (), None)
+    assert peak(project, "kitten") < highest_kitten_rank() <= bound() * (1 + postgres.SLACK)
+    assert using.miscounted(project.pk) == []
+    # ...and past DRIFT the layer's peaks are ranked again at the new averages.
+    monkeypatch.setattr(postgres, "DRIFT", 1.25)
+    using.apply(project.pk, [doc(project, 99, "crane lift log entry " * 10)], (), (), None)
+    assert peak(project, "kitten") == pytest.approx(highest_kitten_rank(), rel=1e-6)
+    assert using.miscounted(project.pk) == []

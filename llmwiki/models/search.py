@@ -45,9 +45,16 @@ class SearchTerm(models.Model):
     The empty lexeme (no real lexeme is empty) counts the layer's documents. The search
     backend keeps the counts in the same transaction as the rows they count.
 
-    `peak` is the most the word adds to one document's ts_rank: raised as documents are
-    written, never lowered when one is dropped (still a bound, if a loose one), reset by a
-    rebuild. A query skips documents whose words' peaks cannot add up to its list.
+    `peak` is the most the word adds to one document's BM25F rank, whatever the layer's
+    average lengths: raised as documents are written, never lowered when one is dropped
+    (still a bound, if a loose one), reset by a rebuild. A query skips documents whose
+    words' peaks cannot add up to its list.
+
+    `own_words` and `context_words`, on the empty lexeme's row, add up the lengths of the
+    layer's documents' own words and context: BM25's average lengths, read with the counts.
+    `peak_own` and `peak_context` there are the average lengths the layer's peaks are ranked
+    at, set again (and the peaks with them) when the averages drift far from them; a query
+    whose averages have grown past them loosens its bounds to match.
     """
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
@@ -55,6 +62,10 @@ class SearchTerm(models.Model):
     lexeme = models.CharField(max_length=2047)  # PostgreSQL's longest lexeme
     docs = models.IntegerField(default=0)
     peak = models.FloatField(default=0.0)
+    own_words = models.BigIntegerField(default=0)
+    context_words = models.BigIntegerField(default=0)
+    peak_own = models.FloatField(default=0.0, db_default=0.0)
+    peak_context = models.FloatField(default=0.0, db_default=0.0)
 
     class Meta:
         constraints = [

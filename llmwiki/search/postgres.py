@@ -9,6 +9,7 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from django.db import connection, transaction
 from django.db.models import OuterRef, Subquery
@@ -16,24 +17,36 @@ from django.db.models import OuterRef, Subquery
 from llmwiki.models import SearchDocument, SearchTerm, SearchWatermark
 from llmwiki.search import bm25f
 from llmwiki.search.backends import CONTEXT_BOOST, Backend, rarity
-from llmwiki.search.documents import LAYERS, Watermark, head_columns, project_row_sql
+from llmwiki.search.documents import EPISODE, LAYERS, Watermark, head_columns, project_row_sql
 
-# ts_rank's weights of labels D, C, B, A: an item's own words (A) in full, its context
+# ts_rank_cd's weights of labels D, C, B, A: an item's own words (A) in full, its context
 # (B) at CONTEXT_BOOST, as the Whoosh backend weighs its fields.
 WEIGHTS = f"'{{0, 0, {CONTEXT_BOOST}, 1}}'::float4[]"
 
 
-def _rank(vec: str, query: str, words: str | None = None) -> str:
-    """A document's rank for one word, as SQL: ts_rank divided by 1 + the log of the
-    number of the item's own words, `words` (a row's `own` column, kept by the trigger of
-    migration 0015; by default the vector's length, for a text with no context). Its
-    context does not count, so an episode is not set back against a claim of the same
-    words for the turn beside it. Without it a long document (a whole runbook) outranks a
-    short one that states the answer, only for holding more words, where the Whoosh
-    backend's BM25 normalises by length. Dividing only lowers a rank, so peaks kept from
-    before stay upper bounds."""
-    words = words or f"greatest(length({vec}), 1)"
-    return f"(ts_rank({WEIGHTS}, {vec}, {query}) / (1 + ln({words})))"
+def _rank(vec: str, query: str, weights: str = WEIGHTS) -> str:
+    """A document's BM25F rank for one word (without its idf), as SQL, with the Whoosh
+    backend's K1 and B: the word's occurrences in each field, divided by that field's
+    length normalisation and weighted by its boost, saturate once.
+
+    For a one-word query ts_rank_cd adds up the label weights of the word's occurrences,
+    so `weights` carries each field's boost times (1 - B) / its normalisation (see
+    `_lengths`): every factor stays within the 1 ts_rank_cd allows, and dividing by
+    1 - B gives BM25F's frequency. By default the field weights alone: the rank at the
+    shortest length, so the most any length or average gives, which is a word's peak."""
+    tf = f"ts_rank_cd({weights}, {vec}, {query}) / {1 - bm25f.B}"
+    # (K1 + 1) tf / (tf + K1), with the frequency written once so it is computed once.
+    return f"({bm25f.K1 + 1} * (1 - {bm25f.K1} / ({bm25f.K1} + {tf})))"
+
+
+def _lengths(own: str, context: str) -> str:
+    """The label weights of `_rank` for a row whose fields are `own` and `context` words
+    long, as SQL taking the two average lengths (context's, then own's) as parameters."""
+    low, b = 1 - bm25f.B, bm25f.B
+    return (
+        f"ARRAY[0, 0, {CONTEXT_BOOST * low} / ({low} + {b} * {context} / %s), "
+        f"{low} / ({low} + {b} * {own} / %s)]::float4[]"
+    )
 
 
 # A row's word `u.lexeme` as a tsquery of its own, quoted as `_tsquery_term` quotes one.
@@ -46,32 +59,54 @@ FIRST_PASS_ROWS = 100
 MATCH_WORDS = 6
 # Float rounding between the bounds added up here and the ranks PostgreSQL adds up.
 SLACK = 1e-6
+# A row's rank for its word `u.lexeme` at the average lengths its layer's peaks are ranked
+# at (`r`, the layer's empty-lexeme row).
+PEAK = _rank("d.vec", LEXEME_QUERY, _lengths("d.own", "d.ctx") % ("r.peak_context", "r.peak_own"))
+# The layer's empty-lexeme row, beside its rows `d`.
+AIMED = (
+    "JOIN llmwiki_searchterm r ON r.project_id = d.project_id AND r.layer = d.layer "
+    "AND r.lexeme = ''"
+)
 # Adds (a sign of +1) or takes away (-1) the words of the rows under some keys and page
-# key patterns, and the rows themselves under the empty lexeme, in one statement. Rows
-# added raise their words' peaks; rows taken away leave the peaks as they were.
+# key patterns, and the rows themselves and their lengths under the empty lexeme, in one
+# statement. Rows added raise their words' peaks (their layer's averages aimed first, see
+# `_aim`); rows taken away leave the peaks as they were.
 COUNT_TERMS_SQL = f"""
-INSERT INTO llmwiki_searchterm (project_id, layer, lexeme, docs, peak)
-SELECT %s, layer, lexeme, %s * count(*), max(peak) FROM (
-  SELECT d.layer, u.lexeme,
-    CASE WHEN %s > 0 THEN {_rank("d.vec", LEXEME_QUERY, "d.own")} ELSE 0 END AS peak
-  FROM llmwiki_searchdocument d, unnest(d.vec) u
+INSERT INTO llmwiki_searchterm (project_id, layer, lexeme, docs, peak, own_words, context_words)
+SELECT %s, layer, lexeme, %s * count(*), max(peak), %s * sum(own), %s * sum(ctx) FROM (
+  SELECT d.layer, u.lexeme, CASE WHEN %s > 0 THEN {PEAK} ELSE 0 END AS peak, 0 AS own, 0 AS ctx
+  FROM llmwiki_searchdocument d {AIMED}, unnest(d.vec) u
   WHERE d.project_id = %s AND (d.key = ANY(%s) OR d.key LIKE ANY(%s))
   UNION ALL
-  SELECT d.layer, '', 0 FROM llmwiki_searchdocument d
+  SELECT d.layer, '', 0, d.own, d.ctx FROM llmwiki_searchdocument d
   WHERE d.project_id = %s AND (d.key = ANY(%s) OR d.key LIKE ANY(%s))
 ) words GROUP BY layer, lexeme
 ON CONFLICT (project_id, layer, lexeme)
 DO UPDATE SET docs = llmwiki_searchterm.docs + EXCLUDED.docs,
-  peak = greatest(llmwiki_searchterm.peak, EXCLUDED.peak)
+  peak = greatest(llmwiki_searchterm.peak, EXCLUDED.peak),
+  own_words = llmwiki_searchterm.own_words + EXCLUDED.own_words,
+  context_words = llmwiki_searchterm.context_words + EXCLUDED.context_words
 """  # noqa: S608 (module constants only)
-# The counts and peaks COUNT_TERMS_SQL keeps, taken again from the rows (for
+# The counts, peaks and lengths COUNT_TERMS_SQL keeps, taken again from the rows (for
 # `search_index --check`).
 RECOUNT_TERMS_SQL = f"""
-SELECT layer, u.lexeme, count(*), max({_rank("vec", LEXEME_QUERY, "own")})::float8
-FROM llmwiki_searchdocument, unnest(vec) u WHERE project_id = %s GROUP BY layer, u.lexeme
+SELECT d.layer, u.lexeme, count(*), max({PEAK})::float8, 0, 0
+FROM llmwiki_searchdocument d {AIMED}, unnest(d.vec) u WHERE d.project_id = %s
+GROUP BY d.layer, u.lexeme
 UNION ALL
-SELECT layer, '', count(*), 0 FROM llmwiki_searchdocument WHERE project_id = %s GROUP BY layer
+SELECT layer, '', count(*), 0, sum(own), sum(ctx) FROM llmwiki_searchdocument
+WHERE project_id = %s GROUP BY layer
 """  # noqa: S608 (module constants only)
+# Each word's peak in a layer, ranked again at the averages just aimed at (`_aim`).
+REAIM_SQL = f"""
+UPDATE llmwiki_searchterm t SET peak = p.peak FROM (
+  SELECT u.lexeme, max({PEAK}) AS peak FROM llmwiki_searchdocument d {AIMED}, unnest(d.vec) u
+  WHERE d.project_id = %s AND d.layer = %s GROUP BY u.lexeme
+) p WHERE t.project_id = %s AND t.layer = %s AND t.lexeme = p.lexeme
+"""  # noqa: S608 (module constants only)
+# How far a layer's average lengths may move from those its peaks are ranked at before
+# they are ranked again: a bound on work (the peaks stay bounds, if looser), not a tuning.
+DRIFT = 1.25
 # The watermark's columns, in `Watermark`'s order.
 MARK_FIELDS = ("episode_id", "audit_id", "revision_id")
 # Serialises writers of one project's rows and term counts (pg_advisory_xact_lock's
@@ -156,6 +191,7 @@ class PostgresBackend(Backend):
                     "digest",
                 ],
             )
+            _aim(cursor, project_id, written)
             _count_terms(cursor, project_id, written, [], +1)
             if mark is not None:
                 SearchWatermark.objects.update_or_create(
@@ -175,59 +211,71 @@ class PostgresBackend(Backend):
         the one that finds the answer. Each query word is therefore ranked apart and
         weighted by its Okapi idf among the layer's documents (read from the term
         dictionary), as BM25 weighs it. The item's own words count in full and its
-        context (label B) at CONTEXT_BOOST, as the Whoosh backend weighs its fields.
+        context (label B) at CONTEXT_BOOST, each normalised by its length against the
+        average, as the Whoosh backend weighs its fields: the averages are the layer's, or
+        with `idf` the episodes' (as `rarity` counts words among them), so a claim is
+        scored as an episode of the same words would be.
         """
         # With `idf`, the words as `idf()` just read them for this query.
-        rows = dict(self._terms(project_id, query, fresh=idf is None).get(layer, {}))
-        total = rows.pop("", (0, 0.0))[0]
+        terms = self._terms(project_id, query, fresh=idf is None)
+        rows = dict(terms.get(layer, {}))
+        total = rows.pop("", _NO_TERM).docs
+        among = EPISODE if idf is not None and terms[EPISODE].get("", _NO_TERM).docs else layer
         with connection.cursor() as cursor:
             if idf is None:
-                idf = {lexeme: bm25f.okapi_idf(total, n) for lexeme, (n, _) in rows.items() if n}
+                idf = {
+                    lexeme: bm25f.okapi_idf(total, t.docs) for lexeme, t in rows.items() if t.docs
+                }
+            averages = terms[among].get("", _NO_TERM).averages()
+            grown = terms[layer].get("", _NO_TERM).growth(averages)
             words = [
-                _Word(lexeme, docs / total, idf[lexeme], idf[lexeme] * peak)
-                for lexeme, (docs, peak) in sorted(rows.items())
-                if docs > 0 and lexeme in idf
+                _Word(lexeme, t.docs / total, idf[lexeme], idf[lexeme] * _loosened(t.peak, grown))
+                for lexeme, t in sorted(rows.items())
+                if t.docs > 0 and lexeme in idf
             ]
             if not words:
                 return []
-            return _ranked(cursor, project_id, layer, sensitive, limit, words, total)
+            return _ranked(cursor, project_id, layer, sensitive, limit, words, total, averages)
 
     def idf(self, project_id, query):
         counts = {}
         for layer, words in self._terms(project_id, query, fresh=True).items():
-            held = {lexeme: n for lexeme, (n, _) in words.items() if lexeme and n > 0}
-            counts[layer] = (words.get("", (0, 0.0))[0], held)
+            held = {lexeme: t.docs for lexeme, t in words.items() if lexeme and t.docs > 0}
+            counts[layer] = (words.get("", _NO_TERM).docs, held)
         return rarity(counts)
 
-    def _terms(self, project_id, query, *, fresh) -> dict[str, dict[str, tuple[int, float]]]:
-        """{layer: {lexeme: (docs, peak)}} for the query's words ("" counting the layer's
-        documents). Read `fresh` by `idf()`, then kept for the searches of the same
-        retrieval (a round trip to the server costs more than the read)."""
+    def _terms(self, project_id, query, *, fresh) -> dict[str, dict[str, _Term]]:
+        """{layer: {lexeme: its term}} for the query's words ("" counting the layer's
+        documents and their lengths). Read `fresh` by `idf()`, then kept for the searches
+        of the same retrieval (a round trip to the server costs more than the read)."""
         if not fresh and self._last_terms[0] == (project_id, query):
             return self._last_terms[1]
-        out: dict[str, dict[str, tuple[int, float]]] = defaultdict(dict)
+        out: dict[str, dict[str, _Term]] = defaultdict(dict)
         with connection.cursor() as cursor:
             cursor.execute(
                 # Every layer named, so the term dictionary's index finds the words.
-                "SELECT layer, lexeme, docs, peak FROM llmwiki_searchterm "
-                "WHERE project_id = %s AND layer = ANY(%s) AND lexeme = ANY("
-                "array_append(tsvector_to_array(to_tsvector('english', %s)), ''))",
+                "SELECT layer, lexeme, docs, peak, own_words, context_words, peak_own, "
+                "peak_context "
+                "FROM llmwiki_searchterm WHERE project_id = %s AND layer = ANY(%s) AND lexeme = "
+                "ANY(array_append(tsvector_to_array(to_tsvector('english', %s)), ''))",
                 [project_id, list(LAYERS), query],
             )
-            for layer, lexeme, docs, peak in cursor.fetchall():
-                out[layer][lexeme] = (docs, peak)
+            for layer, lexeme, *term in cursor.fetchall():
+                out[layer][lexeme] = _Term(*term)
         self._last_terms = ((project_id, query), out)
         return out
 
     def score_texts(self, query, texts, idf):
-        """Each text ranked as `search` ranks a document's own words (label A)."""
+        """Each text ranked as `search(..., idf=idf)` ranks a document's own words (label
+        A): its length against the episodes' average, so each text is scored on its own."""
         if not texts or not idf:
             return [0.0] * len(texts)
-        score, params = _text_score(idf)
+        score, params = _text_score(idf, self._averages(query))
         # Each text is parsed once (OFFSET 0 keeps the planner from parsing it once a word).
         sql = (
-            f"SELECT {score} FROM (SELECT n, setweight(to_tsvector('english', body), 'A') AS vec "  # noqa: S608
-            "FROM unnest(%s::text[]) WITH ORDINALITY u(body, n) OFFSET 0) t ORDER BY n"
+            f"SELECT {score} FROM (SELECT n, vec, {_LENGTH} FROM (SELECT n, "  # noqa: S608
+            "setweight(to_tsvector('english', body), 'A') AS vec "
+            "FROM unnest(%s::text[]) WITH ORDINALITY u(body, n) OFFSET 0) v) t ORDER BY n"
         )
         with connection.cursor() as cursor:
             cursor.execute(sql, [*params, list(texts)])
@@ -241,31 +289,43 @@ class PostgresBackend(Backend):
         weighs each once, not once a word)."""
         if not idf:
             return []
-        score, params = _text_score(idf)
+        score, params = _text_score(idf, self._averages(query))
         inner, inner_params = rows
         sql = (
-            f"SELECT k, {score} AS rank FROM (SELECT k, setweight(words, 'A') AS vec "  # noqa: S608
-            f"FROM ({inner}) r(k, words) OFFSET 0) t ORDER BY rank DESC, k"
+            f"SELECT k, {score} AS rank FROM (SELECT k, vec, {_LENGTH} FROM (SELECT k, "  # noqa: S608
+            f"setweight(words, 'A') AS vec FROM ({inner}) r(k, words) OFFSET 0) v) t "
+            "ORDER BY rank DESC, k"
         )
         with connection.cursor() as cursor:
             cursor.execute(sql, [*params, *inner_params])
             return [(k, float(rank)) for k, rank in cursor.fetchall() if rank > 0]
 
+    def _averages(self, query) -> tuple[float, float]:
+        """The episodes' average lengths that `idf()` read with `query`'s words: the ones
+        `search(..., idf=idf)` ranks by (1 when it read none)."""
+        read, terms = self._last_terms
+        if read is None or read[1] != query:
+            return _NO_TERM.averages()
+        return terms[EPISODE].get("", _NO_TERM).averages()
+
     def digests(self, project_id):
         return dict(SearchDocument.objects.filter(project=project_id).values_list("key", "digest"))
 
     def miscounted(self, project_id):
-        """Also a word whose kept peak is below what a row holding it ranks: a query would
-        then leave that row out of lists it belongs in."""
+        """Also a word whose kept peak is below what a row holding it ranks (a query would
+        then leave that row out of lists it belongs in), and a layer whose kept lengths
+        ("layer:", with its count) are not its rows'."""
         kept = SearchTerm.objects.filter(project=project_id).exclude(docs=0)
-        kept = {(t.layer, t.lexeme): (t.docs, t.peak) for t in kept}
+        kept = {
+            (t.layer, t.lexeme): _Term(t.docs, t.peak, t.own_words, t.context_words) for t in kept
+        }
         with connection.cursor() as cursor:
             cursor.execute(RECOUNT_TERMS_SQL, [project_id, project_id])
-            actual = {(layer, lexeme): (n, peak) for layer, lexeme, n, peak in cursor.fetchall()}
+            actual = {(layer, lexeme): _Term(*term) for layer, lexeme, *term in cursor.fetchall()}
         wrong = set()
         for word in kept.keys() | actual:
-            (docs, peak), (n, top) = kept.get(word, (0, 0.0)), actual.get(word, (0, 0.0))
-            if docs != n or peak < top:
+            have, real = kept.get(word, _NO_TERM), actual.get(word, _NO_TERM)
+            if have.peak < real.peak or have._replace(peak=0.0) != real._replace(peak=0.0):
                 wrong.add(f"{word[0]}:{word[1]}")
         return sorted(wrong)
 
@@ -282,12 +342,26 @@ def _marks_columns() -> tuple:
     return (*head_columns(), *(Subquery(kept.values(f)[:1]) for f in MARK_FIELDS))
 
 
-def _text_score(idf: dict[str, float]) -> tuple[str, list]:
-    """A text's score (its vector `t.vec`) as the sum of each query word's idf-weighted rank:
-    fixed fragments, one per word; every value travels as a parameter."""
+# A text's length in words beside its vector `vec`, for `_text_score`, taking a tsquery
+# of every query word twice: a rank divided by the same rank normalised by length (ts_rank
+# option 2, every position counted) is the length, without unnesting the vector, which
+# costs more than the ranking. A text holding none of the words scores 0 at any length.
+_LENGTH = (
+    "coalesce(round(ts_rank(vec, %s::tsquery)::float8 "
+    "/ nullif(ts_rank(vec, %s::tsquery, 2), 0)), 0) AS len"
+)
+
+
+def _text_score(idf: dict[str, float], averages: tuple[float, float]) -> tuple[str, list]:
+    """A text's score (its vector `t.vec`, `t.len` words long) as the sum of each query
+    word's idf-weighted rank, its length against `averages`: fixed fragments, one per word;
+    every value travels as a parameter (`_LENGTH`'s last)."""
     terms = sorted(idf)
-    score = " + ".join(f"%s * {_rank('t.vec', '%s::tsquery')}" for _ in terms)
-    return score, [x for term in terms for x in (idf[term], _tsquery_term(term))]
+    score = " + ".join(
+        f"%s * {_rank('t.vec', '%s::tsquery', _lengths('t.len', '0'))}" for _ in terms
+    )
+    params = [x for term in terms for x in (idf[term], *averages, _tsquery_term(term))]
+    return score, [*params, tsquery_any(terms), tsquery_any(terms)]
 
 
 def _count_terms(cursor, project_id: int, keys: list[str], pages: list[int], sign: int) -> None:
@@ -295,7 +369,82 @@ def _count_terms(cursor, project_id: int, keys: list[str], pages: list[int], sig
     the term counts, and the rows themselves from their layer's count."""
     if keys or pages:
         patterns = [f"page:{page}:%" for page in pages]
-        cursor.execute(COUNT_TERMS_SQL, [project_id, sign, sign] + [project_id, keys, patterns] * 2)
+        cursor.execute(
+            COUNT_TERMS_SQL, [project_id, sign, sign, sign, sign] + [project_id, keys, patterns] * 2
+        )
+
+
+class _Term(NamedTuple):
+    """A term dictionary row; the lengths and the averages the peaks are ranked at are on
+    the empty lexeme's only."""
+
+    docs: int
+    peak: float
+    own_words: int = 0
+    context_words: int = 0
+    peak_own: float = 0.0
+    peak_context: float = 0.0
+
+    def growth(self, averages: tuple[float, float]) -> float:
+        """How many times over `averages` (context's, own's) outgrow those this layer's
+        peaks are ranked at, at least 1: a row's BM25F frequency grows with an average no
+        faster than the average does, so its peak times this is a bound at `averages`."""
+        aimed = (self.peak_context, self.peak_own)
+        if not all(aimed):
+            return 1.0
+        return max(1.0, *(now / then for now, then in zip(averages, aimed, strict=True)))
+
+    def averages(self) -> tuple[float, float]:
+        """BM25's average lengths of a layer's context and own words (1 when none), in the
+        order `_lengths` takes them."""
+        if not self.docs:
+            return 1.0, 1.0
+        return self.context_words / self.docs or 1.0, self.own_words / self.docs or 1.0
+
+
+_NO_TERM = _Term(0, 0.0)
+
+
+def _loosened(peak: float, grown: float) -> float:
+    """A rank `peak` (of `_rank`) with its BM25F frequency `grown` times over."""
+    if grown <= 1.0 or peak <= 0.0:
+        return peak
+    k1 = bm25f.K1
+    tf = k1 * peak / (k1 + 1 - peak) * grown if peak < k1 + 1 else math.inf
+    return (k1 + 1) * tf / (tf + k1) if tf < math.inf else k1 + 1
+
+
+def _aim(cursor, project_id: int, keys: list[str]) -> None:
+    """Before rows just written under `keys` are counted: set the average lengths their
+    layer's peaks are ranked at to the layer's averages with them, where it has none yet,
+    or where its averages have drifted past DRIFT from them (its peaks then ranked again)."""
+    if not keys:
+        return
+    cursor.execute(
+        "SELECT d.layer, count(*), sum(d.own), sum(d.ctx), coalesce(max(r.docs), 0), "
+        "coalesce(max(r.own_words), 0), coalesce(max(r.context_words), 0), "
+        "coalesce(max(r.peak_own), 0), coalesce(max(r.peak_context), 0) "
+        "FROM llmwiki_searchdocument d LEFT JOIN llmwiki_searchterm r ON r.project_id = "
+        "d.project_id AND r.layer = d.layer AND r.lexeme = '' "
+        "WHERE d.project_id = %s AND d.key = ANY(%s) GROUP BY d.layer",
+        [project_id, keys],
+    )
+    for layer, n, own, ctx, docs, own_words, context_words, *aimed in cursor.fetchall():
+        averages = _Term(docs + n, 0.0, own_words + own, context_words + ctx).averages()
+        if docs and all(aimed):
+            # `aimed` is (own's, context's); `averages` (context's, own's).
+            pairs = zip(averages, reversed(aimed), strict=True)
+            if max(max(now / then, then / now) for now, then in pairs) <= DRIFT:
+                continue
+        cursor.execute(
+            "INSERT INTO llmwiki_searchterm (project_id, layer, lexeme, docs, peak, own_words, "
+            "context_words, peak_own, peak_context) VALUES (%s, %s, '', 0, 0, 0, 0, %s, %s) "
+            "ON CONFLICT (project_id, layer, lexeme) DO UPDATE SET peak_own = EXCLUDED.peak_own, "
+            "peak_context = EXCLUDED.peak_context",
+            [project_id, layer, averages[1], averages[0]],
+        )
+        if docs:
+            cursor.execute(REAIM_SQL, [project_id, layer, project_id, layer])
 
 
 @dataclass(frozen=True)
@@ -310,7 +459,7 @@ class _Word:
         return _tsquery_term(self.lexeme)
 
 
-def _ranked(cursor, project_id, layer, sensitive, limit, words, total):
+def _ranked(cursor, project_id, layer, sensitive, limit, words, total, averages):
     """The `limit` best rows for `words`, exactly, without ranking every row that holds
     one of them.
 
@@ -326,7 +475,9 @@ def _ranked(cursor, project_id, layer, sensitive, limit, words, total):
     """
     words = sorted(words, key=lambda w: -w.bound)
     named, assumed = words[:MATCH_WORDS], math.fsum(w.bound for w in words[MATCH_WORDS:])
-    score = " + ".join(f"%s * {_rank('vec', '%s::tsquery', 'own')}" for _ in words)
+    # Each row's field weights for its lengths against `averages` (see `_rank`).
+    weights = _lengths("own", "ctx")
+    score = " + ".join(f"%s * {_rank('vec', '%s::tsquery', weights)}" for _ in words)
     # The SQL is assembled from fixed fragments, one per query word; every value (the
     # words included) travels as a parameter.
     sql = (
@@ -334,7 +485,7 @@ def _ranked(cursor, project_id, layer, sensitive, limit, words, total):
         "WHERE project_id = %s AND layer = %s AND (%s OR NOT sensitive) "
         "AND vec @@ %s::tsquery ORDER BY rank DESC, id LIMIT %s"
     )
-    scored = [x for w in words for x in (w.idf, w.query)]
+    scored = [x for w in words for x in (w.idf, *averages, w.query)]
     anything = " | ".join(w.query for w in words)
 
     def best(match: str) -> list[tuple[str, float, int]]:
