@@ -209,7 +209,10 @@ _SWITCH = (
     # "now" of a new state, not "for now", "right now", "until now", "now that"
     r"(?<!for )(?<!right )(?<!until )(?<!by )(?<!just )now(?! that)|no longer|from now on"
     r"|moved (?:off|away from|over to|to|from)"
-    r"|moving (?:off|away from|to)|switched|switching|swapped|swapping|replaced|replacing"
+    r"|moving (?:off|away from|to)"
+    # what moved named between the verb and where it went ("moved the chat to X")
+    r"|mov(?:ed|ing) (?:[\w-]+ ){1,3}(?:to|onto|into)"
+    r"|switched|switching|swapped|swapping|replaced|replacing"
     r"|migrated|migrating|instead of|in place of|is out|are out|retired|flipped"
 )
 _SWITCH_RE = re.compile(r"\b(?:" + _SWITCH + r")\b", re.IGNORECASE)
@@ -543,6 +546,19 @@ def negation(x: int, y: int, a: Said, b: Said, idf: Idf, bar: float) -> Oppositi
     return None
 
 
+# The words a sentence opens on hold its subject ("The docs build on …").
+_OPENING = 4
+
+
+def _opening(sentence: str) -> frozenset[str]:
+    """Stemmed terms of a sentence's first words and of a label it opens with ("Docs:")."""
+    m = _TOPIC_RE.match(sentence)
+    words = sentence[m.end() if m else 0 :].split()[:_OPENING]
+    if m:
+        words.append(m.group(1))
+    return frozenset(stem(t) for t in analyse(" ".join(words)).subject)
+
+
 def oppositions(
     x: int, a: Said, near: Sequence[tuple[int, Said]], idf: Idf, bar: float
 ) -> list[Opposition]:
@@ -553,10 +569,24 @@ def oppositions(
     ``NEIGHBOURS`` closest blocks.
     """
     out: list[Opposition] = []
+    said_of = dict(near)
     for rule in (reversal, negation):
         got = [op for y, b in near if (op := rule(y, x, b, a, idf, bar)) is not None]
         if got:
-            out.append(max(got, key=lambda op: op.strength))
+            # A partner that opens on what the statement opens on is about the same
+            # subject; one naming it only in passing ("for the X glossary") is not.
+            out.append(
+                max(
+                    got,
+                    key=lambda op: (
+                        bool(
+                            _opening(said_of[op.old].sentences[op.old_sentence])
+                            & _opening(a.sentences[op.new_sentence])
+                        ),
+                        op.strength,
+                    ),
+                )
+            )
     if a.quantities:
         for y, b in near[:NEIGHBOURS]:
             if b.quantities and y > x and (op := value_change(x, y, a, b)) is not None:
