@@ -17,7 +17,9 @@ The reading is structural, not a list of phrasings:
   ("Postgres 15"), a number labelled by the noun before it ("port 6380"), a quantity
   with its unit (money, percent, duration, size), a schedule (weekday, clock time,
   frequency), a host, an environment, or a location (a path after a locative
-  preposition, or in an apposition ``Name (path)``).
+  preposition, or in an apposition ``Name (path)``; a name after a locative, "happens on
+  our Chatly server", which is held only against a move of the same thing, since one
+  thing may be in several named places at once).
 * a **reading** (an estimate, a measurement, a count, an event, a status) sets nothing:
   values that merely move are a series, not a contradiction.
 
