@@ -17,10 +17,11 @@ only, never all pairs, for three kinds of disagreement:
   change between settings must be restated (each side in two blocks or more) or announced
   by a change cue on the newer side ("from today", "now", "down from"). Two readings
   that differ are a timeline, as in ``conflicts``.
-* **reversal** — the newer block announces a change ("now", "moved off", "swapped",
-  "instead of", "no longer") in a sentence that names something the older block does not,
-  and the older block names something the newer one does not: one choice replaced by
-  another, whatever the verbs.
+* **reversal** — the newer block announces a change ("now", "moved off", "moved the chat
+  to", "swapped", "instead of", "no longer") in a sentence that names something the older
+  block does not, and the older block names something the newer one does not: one choice
+  replaced by another, whatever the verbs. Of several older blocks, the one whose
+  sentence opens on what the change opens on (its subject) is the other side.
 * **negation** — one block denies a possession or state ("have no …", "is not …",
   "doesn't have …") that its neighbour, which denies nothing, asserts about the same
   things: at least ``MIN_SHARED_TERMS`` terms of the denying sentence are in the other
@@ -39,7 +40,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from itertools import pairwise
 
-from llmwiki.vocabulary import PROPOSAL_PAIRS, PROPOSALS
+from llmwiki.vocabulary import CHANGE_DESTINATION, CHANGE_MOVE, PROPOSAL_PAIRS, PROPOSALS
 
 from .similar import MIN_SHARED_TERMS, stem
 from .text import NEGATIONS, TOKEN_RE, Features, analyse, word_list
@@ -323,12 +324,28 @@ def _known_in(sentence: str, known: frozenset[str]) -> frozenset[str]:
     return frozenset(w.lower() for w in _CAPITALISED_RE.findall(sentence)) & known
 
 
+# Words between a move and where it went ("moved the community chat to X").
+_MOVED_OBJECT = 3
+
+
+def _move_told(sentence: str) -> int | None:
+    """Where a move naming what moved before where it went starts, if the sentence has one."""
+    toks = list(TOKEN_RE.finditer(sentence))
+    for i, t in enumerate(toks):
+        if t.group().lower() in CHANGE_MOVE and any(
+            n.group().lower() in CHANGE_DESTINATION for n in toks[i + 2 : i + 2 + _MOVED_OBJECT]
+        ):
+            return t.start()
+    return None
+
+
 def _switches(sentence: str) -> bool:
     """Does the sentence announce that one choice replaced another (not merely ask for it)?"""
     m = _SWITCH_RE.search(sentence)
-    if m is None:
+    start = m.start() if m else _move_told(sentence)
+    if start is None:
         return False
-    clause = _words(re.split(r"[.;:]", sentence[: m.start()])[-1])
+    clause = _words(re.split(r"[.;:]", sentence[:start])[-1])
     return PROPOSALS.isdisjoint(clause) and PROPOSAL_PAIRS.isdisjoint(pairwise(clause))
 
 
@@ -543,6 +560,19 @@ def negation(x: int, y: int, a: Said, b: Said, idf: Idf, bar: float) -> Oppositi
     return None
 
 
+# The words a sentence opens on hold its subject ("The docs build on …").
+_OPENING = 4
+
+
+def _opening(sentence: str) -> frozenset[str]:
+    """Stemmed terms of a sentence's first words and of a label it opens with ("Docs:")."""
+    m = _TOPIC_RE.match(sentence)
+    words = sentence[m.end() if m else 0 :].split()[:_OPENING]
+    if m:
+        words.append(m.group(1))
+    return frozenset(stem(t) for t in analyse(" ".join(words)).subject)
+
+
 def oppositions(
     x: int, a: Said, near: Sequence[tuple[int, Said]], idf: Idf, bar: float
 ) -> list[Opposition]:
@@ -553,10 +583,24 @@ def oppositions(
     ``NEIGHBOURS`` closest blocks.
     """
     out: list[Opposition] = []
+    said_of = dict(near)
     for rule in (reversal, negation):
         got = [op for y, b in near if (op := rule(y, x, b, a, idf, bar)) is not None]
         if got:
-            out.append(max(got, key=lambda op: op.strength))
+            # A partner that opens on what the statement opens on is about the same
+            # subject; one naming it only in passing ("for the X glossary") is not.
+            out.append(
+                max(
+                    got,
+                    key=lambda op: (
+                        bool(
+                            _opening(said_of[op.old].sentences[op.old_sentence])
+                            & _opening(a.sentences[op.new_sentence])
+                        ),
+                        op.strength,
+                    ),
+                )
+            )
     if a.quantities:
         for y, b in near[:NEIGHBOURS]:
             if b.quantities and y > x and (op := value_change(x, y, a, b)) is not None:
@@ -678,7 +722,11 @@ def _side(members: dict[int, int], blocks: dict[int, Said]) -> tuple[list[int], 
 
 def may_disagree(sentence: str) -> bool:
     """Whether a sentence could state a side at all (cheap enough for every block)."""
-    return _CHANGE_RE.search(sentence) is not None or any(c.isdigit() for c in sentence)
+    return (
+        _CHANGE_RE.search(sentence) is not None
+        or any(c.isdigit() for c in sentence)
+        or _move_told(sentence) is not None
+    )
 
 
 _SPEAKER_RE = re.compile(

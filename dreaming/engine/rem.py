@@ -261,12 +261,7 @@ def _slot_conflicts(light: LightResult) -> list[conf.Found]:
         text = U.text[u]
         if U.junk[u] and U.claim[u] is None:
             continue
-        # Every typed value holds a digit, a path, a bracket, code, a named environment
-        # or a change verb.
-        f = U.feat[u]
-        if not (
-            f.values or f.hosts or f.envs or "/" in text or "(" in text or slots.may_change(text)
-        ):
+        if not slots.may_set(text, U.feat[u]):
             continue
         units.append(u)
         read.append(slots.slots(display_text(text)))

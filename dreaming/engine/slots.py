@@ -17,7 +17,9 @@ The reading is structural, not a list of phrasings:
   ("Postgres 15"), a number labelled by the noun before it ("port 6380"), a quantity
   with its unit (money, percent, duration, size), a schedule (weekday, clock time,
   frequency), a host, an environment, or a location (a path after a locative
-  preposition, or in an apposition ``Name (path)``).
+  preposition, or in an apposition ``Name (path)``; a name after a locative, "happens on
+  our Chatly server", which is held only against a move of the same thing, since one
+  thing may be in several named places at once).
 * a **reading** (an estimate, a measurement, a count, an event, a status) sets nothing:
   values that merely move are a series, not a contradiction.
 
@@ -46,7 +48,7 @@ from llmwiki.vocabulary import (
 
 from .dedupe import UnionFind, jaccard
 from .disputes import names_setting, quantities
-from .similar import stem
+from .similar import MIN_SHARED_TERMS, stem
 from .text import (
     CAP,
     DATE,
@@ -58,6 +60,7 @@ from .text import (
     NUM,
     STOP,
     WEAK,
+    Features,
     token_info,
     word_list,
 )
@@ -66,7 +69,7 @@ from .text import (
 # ("green") makes the sentence a report of the day instead.
 _STATE_VERBS = frozenset(
     word_list(
-        "is are = runs run lives live listens listen serves serve sits sit stays "
+        "is are = runs run lives live listens listen serves serve sits sit stays happens happen "
         "stay points point stores store located hosted kept held defined declared"
     )
 )
@@ -108,6 +111,7 @@ class Slot:
     value: str  # canonical, compared only with values of the same attribute
     changed: bool = False  # told as a change ("moved to", "now lives in")
     was: str = ""  # the value a replacement left behind ("replaced X with Y": X)
+    named: bool = False  # a location given by a name ("on our Chatly server"), not a path
 
 
 def _tokens(sentence: str) -> list[str]:
@@ -177,6 +181,10 @@ def _values(pred: Sequence[str], sentence: str) -> list[tuple[str, str]]:
         canon, flags = _info(tok)
         if _is_path(tok) and (prev in _LOCATIVE or k == 0):
             out.append(("location", _path(tok)))
+        elif flags & (CAP | NAMEY) and flags == flags & (CAP | NAMEY) and _placed(pred, k):
+            # A named place ("happens on our Chatly server"): compared only with a move
+            # of the same thing (``clashes``), since a thing may be in several places.
+            out.append(("place", canon))
         elif flags & HOST and (prev in _LOCATIVE or hosts) and _HOST_RE.fullmatch(canon):
             hosts.append(canon)
         elif flags & ENV and not flags & HOST:
@@ -199,6 +207,35 @@ def _values(pred: Sequence[str], sentence: str) -> list[tuple[str, str]]:
     if hosts:
         out.append(("host", " ".join(sorted(set(hosts)))))
     return out
+
+
+_DETERMINERS = frozenset(word_list("the a an our their its his her my your this that"))
+
+
+def _placed(pred: Sequence[str], k: int) -> bool:
+    """Is word ``k`` a named place: after a locative, past determiners ("on our …"),
+    and not a product given its version ("on Postgres 15")?"""
+    if k + 1 < len(pred) and _info(pred[k + 1])[1] & NUM:
+        return False
+    j = k - 1
+    while j >= 0 and pred[j].lower() in _DETERMINERS:
+        j -= 1
+    return j >= 0 and pred[j].lower() in _LOCATIVE
+
+
+def may_set(sentence: str, f: Features) -> bool:
+    """Whether a sentence could set a slot (cheap enough for every sentence): every typed
+    value holds a digit, a path, a bracket, code, a named environment or host, a change
+    verb, or a name where a verb of state places something."""
+    return bool(
+        f.values
+        or f.hosts
+        or f.envs
+        or "/" in sentence
+        or "(" in sentence
+        or may_change(sentence)
+        or (f.names and not _STATE_VERBS.isdisjoint(sentence.lower().split()))
+    )
 
 
 def slots(sentence: str) -> list[Slot]:
@@ -224,7 +261,10 @@ def slots(sentence: str) -> list[Slot]:
                 # "X now lives in Y" tells a change as plainly as "X moved to Y".
                 now = "now" in low[max(0, verb - 1) : verb + 2]
                 for attr, value in _values(pred, clause):
-                    out.append(Slot(subj[0], subj[1], attr, value, changed=now))
+                    if attr == "place":
+                        out.append(Slot(subj[0], subj[1], "location", value, now, named=True))
+                    else:
+                        out.append(Slot(subj[0], subj[1], attr, value, changed=now))
                 for q in quantities(clause):
                     # A size or a share is a setting only when the clause names one ("the
                     # attachment limit is 25 MB"); else it is what something measured.
@@ -541,6 +581,20 @@ def clashes(items: Sequence[Sequence[Slot]]) -> list[Clash]:
         for i in idx:
             groups.setdefault(uf.find(pos[i]), []).append(i)
         for members in groups.values():
+            # A thing may be in two named places at once; a named place is compared only
+            # with a move of that very thing, named in two words or more (one shared word
+            # is a topic), not of something its group reached.
+            moved = [slot_of[(attr, j)] for j in members if slot_of[(attr, j)].changed]
+            members = [
+                i
+                for i in members
+                if not (a := slot_of[(attr, i)]).named
+                or any(
+                    same_subject(a, b) and len(a.subject & b.subject) >= MIN_SHARED_TERMS
+                    for b in moved
+                    if b is not a
+                )
+            ]
             by_value: dict[str, list[int]] = {}
             for i in members:
                 value = slot_of[(attr, i)].value

@@ -243,3 +243,27 @@ def test_blocks_naming_one_setting_in_few_other_words_are_paired_through_its_slo
     assert {(op.old, op.new) for op in ops} >= {(0, 2), (0, 3)}
     (d,) = disputes.disputes(ops, dict(blocks))
     assert [sorted(b) for b, _ in d.sides] == [[0, 1], [2, 3]]
+
+
+def test_a_move_naming_what_moved_before_where_it_went_is_a_reversal():
+    (d,) = found(
+        "Support chat is the Chatly server, where most bug reports start.",
+        "Moved support chat to Talkhub today; the old server is read-only.",
+    )
+    assert d.kind == "reversal"
+    assert [blocks for blocks, _ in d.sides] == [[0], [1]]
+
+
+def test_a_reversal_is_against_the_statement_about_its_subject_not_a_passing_mention():
+    (d,) = found(
+        "The manuals build on Pagehost from `manuals/` on every push to main, with preview "
+        "builds on pull requests.",
+        # shares more words with the move below, but only mentions the manuals in passing
+        "What the ledger is, for the manuals glossary: a Lite file at `.pollen/ledger.db` in "
+        "every checkout, holding the hash and version of each record as last synced; `pollen "
+        "sync` diffs against it and uploads only what moved.",
+        "Manuals moved: they are now built by a workflow in the main repo and served from "
+        "Sitebox Pages at example.github.io/pollen; the old hosted project keeps a redirect.",
+    )
+    assert d.kind == "reversal"
+    assert [blocks for blocks, _ in d.sides] == [[0], [2]]

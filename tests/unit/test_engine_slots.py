@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from dreaming.engine import ApprovedClaim, Ep, run_sweep
-from dreaming.engine.slots import clashes, same_subject, slots
+from dreaming.engine.slots import clashes, may_set, same_subject, slots
+from dreaming.engine.text import analyse
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 
@@ -205,6 +206,48 @@ def test_a_sweep_holds_what_a_file_held_against_the_replacement_there():
             ep(1, 0, "To add a shape, add a member to the `Shape` enum in `src/kinds.ts`."),
             ep(2, 5, "Replaced `enum` exports with `as const` objects in `src/kinds.ts`."),
             ep(3, 6, "Shapes are drawn by `src/draw.ts` and listed in `src/kinds.ts`."),
+        ]
+    )
+
+    (conflict,) = result.conflicts
+    assert [s.episode_ids for s in conflict.sides] == [(1,), (2,)]
+
+
+def test_a_named_place_clashes_only_with_a_move_of_the_same_thing():
+    (placed,) = slots("Support chat happens on our Chatly server, channel #help.")
+    assert (placed.attribute, placed.value, placed.named) == ("location", "chatly", True)
+    moved = slots("Moved support chat to Talkhub today; the old server is read-only.")
+    (clash,) = clashes([[placed], moved])
+    assert (clash.attribute, clash.sides) == ("location", [[0], [1]])
+    # Without a move, one thing may be in two named places at once.
+    elsewhere = slots("Support chat happens on the Talkhub bridge as well.")
+    assert elsewhere and not clashes([[placed], elsewhere])
+    # Nor with the move of another thing that a third statement links it to.
+    linked = [
+        slots("Spawning logic is in `SpawnLoop`."),
+        slots("Extracted board logic into `hooks/context`."),
+        slots("Board logic and spawning logic live in `src/game/`."),
+    ]
+    assert all(0 not in side for c in clashes(linked) for side in c.sides)
+    # Nor with a move sharing one word of its name: that word is a topic.
+    topic = [slots("Logic happens in the `SpawnLoop`."), linked[1]]
+    assert not clashes(topic)
+    # A product given its version is no place ("runs on Postgres 15").
+    assert "location" not in read("Staging runs on Postgres 15.")
+
+
+def test_a_sentence_placing_a_named_thing_is_read_for_slots():
+    placed = "Support chat happens on our Chatly server, channel #help."
+    assert may_set(placed, analyse(placed))
+    chatter = "Support chat was quiet all afternoon."
+    assert not may_set(chatter, analyse(chatter))
+
+
+def test_a_sweep_holds_a_named_place_against_a_move_of_that_thing():
+    result = run_sweep(
+        [
+            ep(1, 0, "Support chat happens on our Chatly server, channel #help."),
+            ep(2, 7, "Moved support chat to Talkhub today; the old server is read-only."),
         ]
     )
 
