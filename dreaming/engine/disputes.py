@@ -339,7 +339,7 @@ def _move_told(sentence: str) -> int | None:
     return None
 
 
-def _switches(sentence: str) -> bool:
+def announces_switch(sentence: str) -> bool:
     """Does the sentence announce that one choice replaced another (not merely ask for it)?"""
     m = _SWITCH_RE.search(sentence)
     start = m.start() if m else _move_told(sentence)
@@ -380,7 +380,7 @@ def said(
         (_choices(f.names) | _known_in(s, known)) - people - (_code_names(s) if "`" in s else _NONE)
         for s, f in zip(sentences, feats, strict=True)
     )
-    switches = tuple(k for k, s in enumerate(sentences) if _switches(s))
+    switches = tuple(k for k, s in enumerate(sentences) if announces_switch(s))
     changes = bool(switches) or any(_CHANGE_RE.search(s) for s in sentences)
     denies = any(
         f.negated and not _DENIES.isdisjoint(w.lower() for w in TOKEN_RE.findall(s))

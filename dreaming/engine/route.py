@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 from llmwiki.vocabulary import DECISION_RECORDS, SECTION_WORDS
 
-from .disputes import _switches
+from .disputes import announces_switch
 from .text import (
     DATE,
     GENERIC,
@@ -104,7 +104,7 @@ _CUES: dict[str, tuple[tuple[float, re.Pattern[str]], ...]] = {
             WORD,
             re.compile(
                 # One choice replaced by another is read once, by the sentence's form
-                # (``disputes._switches``, as conflicts read it): "the scheduler replaced it".
+                # (``disputes.announces_switch``, as conflicts read it): "X replaced it".
                 r"\b(?:rather than|turned down|rejected|ruled (?:\w+ )?out|shortlisted)\b",
                 re.I,
             ),
@@ -231,7 +231,7 @@ def _forms(text: str) -> dict[str, tuple[float, str]]:
     m = _CONDITION_RE.match(text)
     if m and imperative(m.group("then")[:1].upper() + m.group("then")[1:]):
         found["RUNBOOKS"] = (FORM, m.group(0)[:40])
-    if _switches(text):
+    if announces_switch(text):
         found["DECISION_LOG"] = (WORD, "one choice replaced by another")
     m = _APPOSITIVE_RE.match(text)
     if m and all(_names(w) for w in m.group("term").split()):
