@@ -33,7 +33,12 @@ the junk just under the gate with the claims. So the refit's level is fitted but
 applied, and a move is measured from the approved candidates' mean: only what tells this
 project's approved from its rejected candidates moves a new one. The vote likewise counts
 each neighbour's surprise beyond the model's usual shortfall on the other decisions, and
-moves nothing unless at least two neighbours push the same way (``AGREE``).
+moves nothing unless at least two neighbours push the same way (``AGREE``). A move down
+goes no further than the decisions that make it (``EVIDENCE`` log-odds for each rejected, or
+approved, candidate that lowers it by ``MIN_MOVE`` or more, and never further than the
+rejected or the approved ones push together): one rejected log entry does not turn away
+every log entry the model rates a claim, nor do the approvals' small pushes down of
+whatever is unlike them add up to a move none of them makes.
 
 Deterministic (decided candidates in id order, ties by id) and explainable: every
 adjustment names the decided candidates that moved it.
@@ -70,6 +75,10 @@ NEWTON_STEPS = 25
 # A move smaller than this (log-odds) is no move: the refit shifts every candidate a
 # little, and the panel should say "ranked down" only where the reviewers made a difference.
 MIN_MOVE = 0.1
+# Log-odds the refit may move a candidate down by for each decided candidate that lowers it
+# by ``MIN_MOVE`` or more (see ``Reviewers._lowered``): one rejection alone cannot turn away
+# what the model rates above 0.575, two what it rates above 0.65.
+EVIDENCE = 0.3
 NAMED = 3  # decided candidates the panel names for one move, the nearest in form first
 # The features a wording carries on its own: its place, source and restatement are left
 # out of the neighbour vote, since two wordings are compared there by their text alone.
@@ -172,6 +181,7 @@ class Reviewers:
         rows = self._x[approved or list(range(len(placed))), :-1]
         self._mean = rows.mean(axis=0) if placed else np.zeros(len(FEATURES))
         self._shares = self._refit()
+        self._approved = np.array([self._decided[i].approved for i in placed], dtype=bool)
         # How far the model fell short on the other decisions, on average (rejections
         # weighing as in the refit, and as many more decisions as ``SHORTFALL_PRIOR`` it
         # got right, so that a few say little), for each decided candidate: never below
@@ -225,18 +235,23 @@ class Reviewers:
         x = _features(text, where)
         form = _form(x)
         pushed: dict[int, bool] = {}  # decided candidates that moved it: index -> approved
-        refit = 0.0
+        refit = floor = 0.0
         if where is not None and self._placed:
             # Measured from the approved candidates' mean, the level column left out: see
             # _refit.
             parts = self._shares * (self._x[:, :-1] @ (np.array(x) - self._mean))
-            refit = float(parts.sum())
+            refit, floor = float(parts.sum()), self._lowered(parts)
             for i, part in zip(self._placed, parts, strict=True):
                 if part * refit > 0:
                     pushed[i] = self._decided[i].approved
         vote, voters = self._vote(form)
         pushed.update(voters)
-        logit = round(refit + vote, 4)
+        # A move down goes no further than the decisions that support it (``_lowered``); a
+        # refit part that may not lower a candidate by itself may still hold back a lift.
+        logit = refit + vote
+        if logit < 0:
+            logit = max(logit, floor + min(vote, 0.0))
+        logit = round(logit, 4)
         if abs(logit) < MIN_MOVE:
             return NONE
         # Named: of the decided candidates that pushed the way it moved, the nearest in form.
@@ -250,6 +265,23 @@ class Reviewers:
             tuple(sorted(cid for _, cid, ok in named if ok)),
             tuple(sorted(cid for _, cid, ok in named if not ok)),
         )
+
+    def _lowered(self, parts: np.ndarray) -> float:
+        """How far down the decided candidates' parts (``parts``, one per placed decided
+        candidate) may move a candidate: the rejected ones' net push and the approved ones'
+        net push, each only when it is down and at most ``EVIDENCE`` for each of its
+        members that lowers the candidate by ``MIN_MOVE`` or more.
+
+        Each decision's part is the refit's estimate from twenty decisions, not a fact: one
+        rejected log entry would otherwise turn away every log entry the model rates a
+        claim (as for the vote, one decision is an anecdote), and eighteen approvals, each
+        nudging down whatever is unlike them through the features they share (place,
+        source, form), would add up to a shift no one of them supports."""
+        moved = 0.0
+        for group in (parts[~self._approved], parts[self._approved]):
+            lowering = int(np.count_nonzero(group <= -MIN_MOVE))
+            moved += max(min(float(group.sum()), 0.0), -EVIDENCE * lowering)
+        return moved
 
     def _vote(self, form: list[float]) -> tuple[float, dict[int, bool]]:
         """The vote of the decided candidates nearest in form, and the surprising ones

@@ -52,6 +52,20 @@ NARRATION = [
     Decided(51, "Refunds above 150 GBP need a second approver.", True, 0.75, NOTE),
 ]
 
+# What a project writes in its notes and approves.
+NOTES = [
+    "The booking service stores reservations in PostgreSQL 16.",
+    "Refunds above 150 GBP need a second approver.",
+    "Dispatch reads vessel positions from the AIS receivers.",
+    "The app keeps no location history after a pickup.",
+    "Releases are tagged from the main branch only.",
+    "The tide service caches each prediction for ten minutes.",
+    "Crew rotas are published every Thursday at noon.",
+    "Card readers on the boats run offline for up to a day.",
+    "The harbour console talks to the tracker over one websocket.",
+    "Passenger manifests go only to the coastguard on request.",
+]
+
 
 def test_rejected_to_dos_move_a_similarly_worded_one_down_and_name_who_moved_it():
     moved = Reviewers(DECIDED).adjust(TODO)
@@ -131,19 +145,7 @@ def test_approvals_of_the_top_of_the_queue_alone_lift_nothing_through_the_refit(
     # The queue shows what the model rates highest, so a project approves most of what it
     # decides first. Those approvals say nothing that tells its claims from its junk: news
     # of the day in its log, which the model rates just above the gate, is not lifted.
-    claims = [
-        "The booking service stores reservations in PostgreSQL 16.",
-        "Refunds above 150 GBP need a second approver.",
-        "Dispatch reads vessel positions from the AIS receivers.",
-        "The app keeps no location history after a pickup.",
-        "Releases are tagged from the main branch only.",
-        "The tide service caches each prediction for ten minutes.",
-        "Crew rotas are published every Thursday at noon.",
-        "Card readers on the boats run offline for up to a day.",
-        "The harbour console talks to the tracker over one websocket.",
-        "Passenger manifests go only to the coastguard on request.",
-    ]
-    approvals = [Decided(50 + i, t, True, 0.7 + i / 50, NOTE) for i, t in enumerate(claims)]
+    approvals = [Decided(50 + i, t, True, 0.7 + i / 50, NOTE) for i, t in enumerate(NOTES)]
     reviewers = Reviewers(approvals)
 
     for news in ("Sea Aster's bow thruster fixed: a loose connector.", "CI on main green all day."):
@@ -227,3 +229,66 @@ def test_the_move_is_the_refitted_models_change_split_over_the_decisions(monkeyp
     moved = Reviewers(NARRATION).adjust(text, LOG).logit
     assert moved == pytest.approx(change[:-1] @ new, abs=1e-3)
     assert abs(moved) > 0.1
+
+
+def test_one_or_two_rejections_sharing_its_place_do_not_turn_away_a_claim_rated_well_above():
+    # A project approved its notes and rejected narration in its log. A claim written in
+    # the log, often restated, that the model rates well above the gate shares nothing with
+    # the narration but where it was written: the refit still ranks it down, naming the
+    # rejections, but one or two of them are too few to turn it away.
+    model = shipped()
+    often = Where(LOG.place, 1, 0.6, days=6, wordings=12)
+    notes = [Decided(50 + i, t, True, 0.8, NOTE) for i, t in enumerate(NOTES[:6])]
+    narration = [
+        Decided(
+            12, "Kicked off the pricing experiment with Freya this morning.", False, 0.6, often
+        ),
+        Decided(31, "Closed the turnstile work at the north pier after lunch.", False, 0.6, often),
+    ]
+    claim = "Passenger manifests go only to the coastguard on request."
+    worth = model.prob(learn._features(claim, often))
+    assert worth > 0.65
+
+    for n in (1, 2):
+        moved = Reviewers([*notes, *narration[:n]]).adjust(claim, often)
+
+        assert moved.logit < 0 and moved.rejected == tuple(d.candidate_id for d in narration[:n])
+        assert moved.apply(worth) >= model.threshold
+
+
+def test_approvals_unlike_a_claim_do_not_rank_it_down_when_the_rejections_do_not():
+    # The queue's approvals are the top of it, all notes here; each nudges down whatever is
+    # unlike it, a claim written in the log included. The rejections (a plan in a note, a
+    # chat line) together say it is unlike what this project rejects. Ranked down would
+    # name a rejection for a move the approvals made, and turn the claim away.
+    model = shipped()
+    chat = Where(
+        place_code(
+            kind="chat_turn",
+            item=False,
+            number=0,
+            checkbox=None,
+            heading="",
+            first_sentence=True,
+            first_block=True,
+            one_block=True,
+        ),
+        1,
+        0.5,
+        4,
+        6,
+    )
+    decided = [
+        *(Decided(50 + i, t, True, 0.8, NOTE) for i, t in enumerate(NOTES[:8])),
+        Decided(12, "Kicked off the pricing experiment with Freya this morning.", False, 0.7, chat),
+        Decided(13, "Freya is preparing a new price list for October.", False, 0.7, NOTE),
+    ]
+    restated = Where(LOG.place, 1, 0.6, days=4, wordings=8)
+    claim = "Lifejackets are checked every Monday by the deck crew."
+    worth = model.prob(learn._features(claim, restated))
+    assert worth > model.threshold
+
+    moved = Reviewers(decided).adjust(claim, restated)
+
+    assert not moved.rejected
+    assert moved.apply(worth) >= model.threshold
