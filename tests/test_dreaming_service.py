@@ -209,19 +209,6 @@ def test_a_run_leaves_the_engine_memos_empty(project, monkeypatch, trigger):
     assert not any(engine_memos().values())
 
 
-def test_a_failed_run_leaves_the_engine_memos_empty_too(project, monkeypatch):
-    seed(project)
-    real = pipeline.run_sweep
-
-    def broken(*args, **kwargs):
-        real(*args, **kwargs)
-        raise RuntimeError("deep phase exploded")
-
-    monkeypatch.setattr(pipeline, "run_sweep", broken)
-    assert dream(project).status == DreamRun.Status.FAILED
-    assert not any(engine_memos().values())
-
-
 def test_memos_left_full_by_other_material_change_no_candidate(project):
     """The memos are caches only: a sweep with them full gives what it gives with them empty."""
     seed(project)
@@ -248,6 +235,7 @@ def test_a_failure_in_deep_leaves_no_candidates_and_marks_the_run_failed(project
     assert run.status == DreamRun.Status.FAILED
     assert "deep phase exploded" in run.error
     assert not Candidate.objects.filter(project=project).exists()
+    assert not any(engine_memos().values())  # a failed run empties the memos too
     assert Project.objects.get(pk=project.pk).dream_watermark == 0
     assert AuditEvent.objects.filter(action="dream.fail").exists()
 
