@@ -475,21 +475,23 @@ def _ranked(cursor, project_id, layer, sensitive, limit, words, total, averages)
     """
     words = sorted(words, key=lambda w: -w.bound)
     named, assumed = words[:MATCH_WORDS], math.fsum(w.bound for w in words[MATCH_WORDS:])
-    # Each row's field weights for its lengths against `averages` (see `_rank`).
-    weights = _lengths("own", "ctx")
-    score = " + ".join(f"%s * {_rank('vec', '%s::tsquery', weights)}" for _ in words)
+    score = " + ".join(f"%s * {_rank('vec', '%s::tsquery', 'w')}" for _ in words)
     # The SQL is assembled from fixed fragments, one per query word; every value (the
-    # words included) travels as a parameter.
+    # words included) travels as a parameter. Each row's field weights for its lengths
+    # against `averages` (see `_rank`) are worked out once, not once a word (OFFSET 0
+    # keeps the planner from copying them into each word's rank): they cost more than
+    # the rank itself.
     sql = (
-        f"SELECT key, {score} AS rank, id FROM llmwiki_searchdocument "  # noqa: S608
+        f"SELECT key, {score} AS rank, id FROM (SELECT key, id, vec, "  # noqa: S608
+        f"{_lengths('own', 'ctx')} AS w FROM llmwiki_searchdocument "
         "WHERE project_id = %s AND layer = %s AND (%s OR NOT sensitive) "
-        "AND vec @@ %s::tsquery ORDER BY rank DESC, id LIMIT %s"
+        "AND vec @@ %s::tsquery OFFSET 0) d ORDER BY rank DESC, id LIMIT %s"
     )
-    scored = [x for w in words for x in (w.idf, *averages, w.query)]
+    scored = [x for w in words for x in (w.idf, w.query)]
     anything = " | ".join(w.query for w in words)
 
     def best(match: str) -> list[tuple[str, float, int]]:
-        cursor.execute(sql, [*scored, project_id, layer, sensitive, match, limit])
+        cursor.execute(sql, [*scored, *averages, project_id, layer, sensitive, match, limit])
         return [(key, float(rank), pk) for key, rank, pk in cursor.fetchall()]
 
     rows = FIRST_PASS_ROWS
