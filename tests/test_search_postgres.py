@@ -37,7 +37,7 @@ def peak(project, lexeme: str) -> float:
 def ranking_matches(captured) -> list[str]:
     """The tsquery each ranking pass matched rows with."""
     return [
-        q["sql"].split("@@")[-1].split("ORDER BY")[0]
+        q["sql"].split("@@")[-1].split("::tsquery")[0] + "::tsquery"
         for q in captured.captured_queries
         if "ts_rank" in q["sql"]
     ]
