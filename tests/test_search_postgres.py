@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import random
+import re
 
 import pytest
 from django.core.management import call_command
@@ -37,7 +38,7 @@ def peak(project, lexeme: str) -> float:
 def ranking_matches(captured) -> list[str]:
     """The tsquery each ranking pass matched rows with."""
     return [
-        q["sql"].split("@@")[-1].split("ORDER BY")[0]
+        q["sql"].split("@@")[-1].split("::tsquery")[0] + "::tsquery"
         for q in captured.captured_queries
         if "ts_rank" in q["sql"]
     ]
@@ -185,6 +186,26 @@ def test_a_retrieval_reads_the_query_s_words_from_the_term_dictionary_once(proje
         retrieve(project, "pixel kitten", caller=Caller.operator(), record=False)
     reads = [q for q in queries.captured_queries if "FROM llmwiki_searchterm" in q["sql"]]
     assert len(reads) == 1  # the idf, then the claim, page and episode layers
+
+
+def test_each_row_s_length_weights_are_worked_out_once_not_once_a_word(project):
+    # Working out a row's weights costs more than ranking it for a word: with them written
+    # into each word's rank, the server works them out again for every word.
+    ingest_transcript(project)
+    index_fold(project)
+    using, query = backend(), "pixel kitten litter"
+    with CaptureQueriesContext(connection) as queries:
+        using.search(project.pk, EPISODE, query, sensitive=True, limit=10)
+        idf = using.idf(project.pk, query)
+        using.score_texts(query, ["The pixel kitten slept.", "A kitten."], idf)
+    ranking = [q["sql"] for q in queries.captured_queries if "ts_rank_cd" in q["sql"]]
+    assert len(ranking) >= 2
+    for sql in ranking:
+        with connection.cursor() as cursor:
+            cursor.execute(f"EXPLAIN VERBOSE {sql}")
+            plan = "\n".join(row for (row,) in cursor.fetchall())
+        weights = re.findall(r"ts_rank_cd\(([^,]*),", plan)
+        assert len(weights) >= 2 and not any("ARRAY" in w for w in weights), plan
 
 
 def test_open_conflicts_are_ranked_in_the_database_and_only_the_best_are_read(

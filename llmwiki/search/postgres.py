@@ -272,11 +272,11 @@ class PostgresBackend(Backend):
             return [0.0] * len(texts)
         score, params = _text_score(idf, self._averages(query))
         # Each text is parsed once (OFFSET 0 keeps the planner from parsing it once a word).
-        sql = (
-            f"SELECT {score} FROM (SELECT n, vec, {_LENGTH} FROM (SELECT n, "  # noqa: S608
-            "setweight(to_tsvector('english', body), 'A') AS vec "
-            "FROM unnest(%s::text[]) WITH ORDINALITY u(body, n) OFFSET 0) v) t ORDER BY n"
+        texts_sql = (
+            "SELECT n, setweight(to_tsvector('english', body), 'A') AS vec "
+            "FROM unnest(%s::text[]) WITH ORDINALITY u(body, n) OFFSET 0"
         )
+        sql = f"SELECT {score} FROM {_weighed('n', texts_sql)} ORDER BY n"  # noqa: S608
         with connection.cursor() as cursor:
             cursor.execute(sql, [*params, list(texts)])
             return [float(row[0]) for row in cursor.fetchall()]
@@ -291,11 +291,8 @@ class PostgresBackend(Backend):
             return []
         score, params = _text_score(idf, self._averages(query))
         inner, inner_params = rows
-        sql = (
-            f"SELECT k, {score} AS rank FROM (SELECT k, vec, {_LENGTH} FROM (SELECT k, "  # noqa: S608
-            f"setweight(words, 'A') AS vec FROM ({inner}) r(k, words) OFFSET 0) v) t "
-            "ORDER BY rank DESC, k"
-        )
+        vectors = f"SELECT k, setweight(words, 'A') AS vec FROM ({inner}) r(k, words) OFFSET 0"  # noqa: S608
+        sql = f"SELECT k, {score} AS rank FROM {_weighed('k', vectors)} ORDER BY rank DESC, k"  # noqa: S608
         with connection.cursor() as cursor:
             cursor.execute(sql, [*params, *inner_params])
             return [(k, float(rank)) for k, rank in cursor.fetchall() if rank > 0]
@@ -352,16 +349,24 @@ _LENGTH = (
 )
 
 
-def _text_score(idf: dict[str, float], averages: tuple[float, float]) -> tuple[str, list]:
-    """A text's score (its vector `t.vec`, `t.len` words long) as the sum of each query
-    word's idf-weighted rank, its length against `averages`: fixed fragments, one per word;
-    every value travels as a parameter (`_LENGTH`'s last)."""
-    terms = sorted(idf)
-    score = " + ".join(
-        f"%s * {_rank('t.vec', '%s::tsquery', _lengths('t.len', '0'))}" for _ in terms
+def _weighed(key: str, vectors: str) -> str:
+    """The rows of `vectors` (SQL of a key column `key` and a vector `vec`) as `t`, each
+    with its length's field weights `w` for `_text_score`, worked out once a row (OFFSET 0
+    keeps the planner from working out the length and weights again for each word)."""
+    return (
+        f"(SELECT {key}, vec, {_lengths('len', '0')} AS w "  # noqa: S608 (the callers' SQL)
+        f"FROM (SELECT {key}, vec, {_LENGTH} FROM ({vectors}) v) l OFFSET 0) t"
     )
-    params = [x for term in terms for x in (idf[term], *averages, _tsquery_term(term))]
-    return score, [*params, tsquery_any(terms), tsquery_any(terms)]
+
+
+def _text_score(idf: dict[str, float], averages: tuple[float, float]) -> tuple[str, list]:
+    """A text's score (its vector `t.vec` and field weights `t.w`, see `_weighed`) as the
+    sum of each query word's idf-weighted rank, its length against `averages`: fixed
+    fragments, one per word; every value travels as a parameter (the rows' last)."""
+    terms = sorted(idf)
+    score = " + ".join(f"%s * {_rank('t.vec', '%s::tsquery', 't.w')}" for _ in terms)
+    params = [x for term in terms for x in (idf[term], _tsquery_term(term))]
+    return score, [*params, *averages, tsquery_any(terms), tsquery_any(terms)]
 
 
 def _count_terms(cursor, project_id: int, keys: list[str], pages: list[int], sign: int) -> None:
@@ -475,21 +480,23 @@ def _ranked(cursor, project_id, layer, sensitive, limit, words, total, averages)
     """
     words = sorted(words, key=lambda w: -w.bound)
     named, assumed = words[:MATCH_WORDS], math.fsum(w.bound for w in words[MATCH_WORDS:])
-    # Each row's field weights for its lengths against `averages` (see `_rank`).
-    weights = _lengths("own", "ctx")
-    score = " + ".join(f"%s * {_rank('vec', '%s::tsquery', weights)}" for _ in words)
+    score = " + ".join(f"%s * {_rank('vec', '%s::tsquery', 'w')}" for _ in words)
     # The SQL is assembled from fixed fragments, one per query word; every value (the
-    # words included) travels as a parameter.
+    # words included) travels as a parameter. Each row's field weights for its lengths
+    # against `averages` (see `_rank`) are worked out once, not once a word (OFFSET 0
+    # keeps the planner from copying them into each word's rank): they cost more than
+    # the rank itself.
     sql = (
-        f"SELECT key, {score} AS rank, id FROM llmwiki_searchdocument "  # noqa: S608
+        f"SELECT key, {score} AS rank, id FROM (SELECT key, id, vec, "  # noqa: S608
+        f"{_lengths('own', 'ctx')} AS w FROM llmwiki_searchdocument "
         "WHERE project_id = %s AND layer = %s AND (%s OR NOT sensitive) "
-        "AND vec @@ %s::tsquery ORDER BY rank DESC, id LIMIT %s"
+        "AND vec @@ %s::tsquery OFFSET 0) d ORDER BY rank DESC, id LIMIT %s"
     )
-    scored = [x for w in words for x in (w.idf, *averages, w.query)]
+    scored = [x for w in words for x in (w.idf, w.query)]
     anything = " | ".join(w.query for w in words)
 
     def best(match: str) -> list[tuple[str, float, int]]:
-        cursor.execute(sql, [*scored, project_id, layer, sensitive, match, limit])
+        cursor.execute(sql, [*scored, *averages, project_id, layer, sensitive, match, limit])
         return [(key, float(rank), pk) for key, rank, pk in cursor.fetchall()]
 
     rows = FIRST_PASS_ROWS
