@@ -29,6 +29,7 @@ from .wording import (
     display_text,
     not_a_claim,
     opens_pointing_back,
+    points_to_files,
     procedure_text,
     standalone,
     trim_snippet,
@@ -296,9 +297,9 @@ def _propose(
     # A procedure is read step by step, each step leaning on the one before. Another
     # claim-like wording that reads on its own ("`make test` runs the unit tests") may
     # say what the chosen one leaves to its surroundings ("**Tests:** `make test`").
-    if alone and c.kind != "procedure" and not standalone(choice.text):
+    if alone and c.kind != "procedure" and not _reads_alone(choice.text):
         found, better = _best_worded(
-            U, text_units, restated, model.threshold, choice, policy, standalone
+            U, text_units, restated, model.threshold, choice, policy, _reads_alone
         )
         if better is choice:
             return Reason.LEANS_ON_CONTEXT
@@ -442,6 +443,12 @@ def _procedure_text(inp: Inputs, U: Units, c: Fact, support: set[int]) -> Choice
     if REDACTION_MARK in text:
         return None  # choose() knows how to avoid a redacted sentence
     return Choice(steps[0], text)
+
+
+def _reads_alone(text: str) -> bool:
+    """A wording a reviewer could approve without the text around it (``standalone``),
+    and more than an index entry naming where files are (``points_to_files``)."""
+    return standalone(text) and not points_to_files(text)
 
 
 def _open(text: str) -> bool:

@@ -303,6 +303,24 @@ def standalone(text: str) -> bool:
     )
 
 
+# A label opening a line ("Source: ", "**Tests:** "), a code span, and a file path in one:
+# no spaces, a directory or an extension ("@scope/name" is a package, not a file).
+_FIELD_LABEL_RE = re.compile(r"^[*_]*[A-Za-z][\w /&.-]{0,40}?[*_]*:[*_]*\s+")
+_SPAN_RE = re.compile(r"`([^`]*)`")
+_FILE_RE = re.compile(r"^(?!@)\S*(?:/\S*|\.[A-Za-z]{1,5})$")
+
+
+def points_to_files(text: str) -> bool:
+    """True when a line only says where files are: past an optional label ("Source: "),
+    nothing but code spans, one of them a file path, and punctuation. An index entry is
+    read under its heading; on its own it names no fact, however many words its path
+    holds (which ``standalone`` would count)."""
+    body = _FIELD_LABEL_RE.sub("", text.strip(), count=1)
+    if not any(_FILE_RE.match(span.strip()) for span in _SPAN_RE.findall(body)):
+        return False
+    return not any(c.isalnum() for c in _SPAN_RE.sub("", body))
+
+
 # A sentence tied to the day it was written: what happened or is planned around "today"
 # is a log entry, true of that day; a durable fact reads the same a month later. The
 # anchors are words relative to the writer's now, and first-person intent ("I'll", "we're

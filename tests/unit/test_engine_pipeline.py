@@ -671,6 +671,20 @@ def test_authority_does_not_lift_what_cannot_stand_on_its_own():
     assert run_sweep(notes, now=NOW).candidates == []
 
 
+def test_a_line_naming_only_where_files_are_is_not_proposed_on_authority():
+    index = [
+        "Tests: `tests/billing/test_export.py`, `tests/billing/test_signer.py`",
+        "**Signing:** `src/billing/signing/export_signer.py`",
+    ]
+    for line in index:
+        result = run_sweep([ep(1, 0, line, source_trust=0.8)], now=NOW)
+        assert result.candidates == [], line
+        assert [s.reason for s in result.stays_episodic] == ["junk:leans_on_context"]
+    said = "The export signer lives in `src/billing/signing/export_signer.py`."
+    result = run_sweep([ep(1, 0, said, source_trust=0.8)], now=NOW)
+    assert [c.text for c in result.candidates] == [said]
+
+
 def test_a_fact_told_only_as_the_news_of_its_day_is_not_proposed():
     plans = [
         ep(1, 0, "Restore drill for the ledger database on scratch-db-4 next week."),
