@@ -235,11 +235,25 @@ _CHANGE_VERBS = frozenset(("move", "switch", "migrate", "replace", "swap"))
 _CHANGE_PARTICLES = frozenset(("onto", "to", "off", "over", "away", "with", "by"))
 
 
+# Words a change verb's particle or destination may come after it ("move that onto X").
+_VERB_REACH = 3
+
+
+def _verb_then(
+    words: Sequence[str], verbs: frozenset[str], then: frozenset[str], skip: int
+) -> int | None:
+    """The index of the first word of ``verbs`` followed, past ``skip`` words, within
+    ``_VERB_REACH`` words by one of ``then`` (None when there is none)."""
+    for i, w in enumerate(words):
+        if w in verbs and not then.isdisjoint(words[i + 1 + skip : i + 1 + skip + _VERB_REACH]):
+            return i
+    return None
+
+
 def _announces(sentence: str) -> bool:
     words = _words(sentence)
-    return not _ANNOUNCE_WORDS.isdisjoint(words) or any(
-        w in _CHANGE_VERBS and not _CHANGE_PARTICLES.isdisjoint(words[i + 1 : i + 4])
-        for i, w in enumerate(words)
+    return not _ANNOUNCE_WORDS.isdisjoint(words) or (
+        _verb_then(words, _CHANGE_VERBS, _CHANGE_PARTICLES, 0) is not None
     )
 
 
@@ -324,19 +338,12 @@ def _known_in(sentence: str, known: frozenset[str]) -> frozenset[str]:
     return frozenset(w.lower() for w in _CAPITALISED_RE.findall(sentence)) & known
 
 
-# Words between a move and where it went ("moved the community chat to X").
-_MOVED_OBJECT = 3
-
-
 def _move_told(sentence: str) -> int | None:
-    """Where a move naming what moved before where it went starts, if the sentence has one."""
+    """Where a move naming what moved before where it went starts ("moved the chat to X"),
+    if the sentence has one."""
     toks = list(TOKEN_RE.finditer(sentence))
-    for i, t in enumerate(toks):
-        if t.group().lower() in CHANGE_MOVE and any(
-            n.group().lower() in CHANGE_DESTINATION for n in toks[i + 2 : i + 2 + _MOVED_OBJECT]
-        ):
-            return t.start()
-    return None
+    i = _verb_then([t.group().lower() for t in toks], CHANGE_MOVE, CHANGE_DESTINATION, 1)
+    return None if i is None else toks[i].start()
 
 
 def announces_switch(sentence: str) -> bool:
