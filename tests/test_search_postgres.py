@@ -376,3 +376,32 @@ def test_peaks_stay_bounds_while_the_average_lengths_grow(project, monkeypatch):
     using.apply(project.pk, [doc(project, 99, "crane lift log entry " * 10)], (), (), None)
     assert peak(project, "kitten") == pytest.approx(highest_kitten_rank(), rel=1e-6)
     assert using.miscounted(project.pk) == []
+
+
+def test_a_hyphenated_name_is_read_as_its_parts_only_as_the_whoosh_backend_reads_it(project):
+    from tests.test_search_one_list import open_conflict
+
+    using = backend()
+    using.apply(
+        project.pk,
+        [doc(project, 1, "Deployed on tw-worker-2 today."), doc(project, 2, "A worker left.")],
+        (),
+        (),
+        None,
+    )
+    lexemes = {t.lexeme for t in SearchTerm.objects.filter(project=project, layer=EPISODE)}
+    assert {"tw", "worker", "2"} <= lexemes and "tw-worker" not in lexemes
+    # The query's name asks for the same parts, each once: not a fourth word for the whole.
+    assert sorted(using.idf(project.pk, "Which tw-worker-2?")) == ["2", "tw", "worker"]
+    hits = using.search(project.pk, EPISODE, "tw-worker-2", sensitive=False, limit=5)
+    assert [key for key, _ in hits] == [f"{EPISODE}:1", f"{EPISODE}:2"]
+    # A conflict's sides are parsed the same way, so a query's words meet them too.
+    conflict = open_conflict(project, "host", "It runs on tw-worker-2.", "It runs on db-prod-1.")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT tsvector_to_array(words) FROM dreaming_conflictside WHERE conflict_id = %s "
+            "ORDER BY position",
+            [conflict.pk],
+        )
+        sides = [set(words) for (words,) in cursor.fetchall()]
+    assert sides == [{"run", "tw", "worker", "2"}, {"run", "db", "prod", "1"}]

@@ -87,7 +87,7 @@ def unresolved(
 
 def vectors(project_id: int, as_of: datetime | None, lexemes: Sequence[str]) -> tuple[str, list]:
     """The SQL (and its parameters) of the unresolved conflicts a side of which holds one of
-    `lexemes` (words as PostgreSQL's english text search parses them): each conflict's id
+    `lexemes` (words as the PostgreSQL search configuration parses them): each conflict's id
     and the tsvector of its `words`, for the search backend to rank where they are. On
     PostgreSQL only."""
     (fn,) = _vectors

@@ -19,6 +19,10 @@ from llmwiki.search import bm25f
 from llmwiki.search.backends import CONTEXT_BOOST, Backend, rarity
 from llmwiki.search.documents import EPISODE, LAYERS, Watermark, head_columns, project_row_sql
 
+# The text search configuration rows and queries are parsed with: `english` without its
+# hyphenated-compound tokens, so "tw-worker-2" is read as tw, worker and 2, as the Whoosh
+# backend reads it (migration 0018).
+CONFIG = "llmwiki_english"
 # ts_rank_cd's weights of labels D, C, B, A: an item's own words (A) in full, its context
 # (B) at CONTEXT_BOOST, as the Whoosh backend weighs its fields.
 WEIGHTS = f"'{{0, 0, {CONTEXT_BOOST}, 1}}'::float4[]"
@@ -254,10 +258,10 @@ class PostgresBackend(Backend):
         with connection.cursor() as cursor:
             cursor.execute(
                 # Every layer named, so the term dictionary's index finds the words.
-                "SELECT layer, lexeme, docs, peak, own_words, context_words, peak_own, "
+                "SELECT layer, lexeme, docs, peak, own_words, context_words, peak_own, "  # noqa: S608
                 "peak_context "
                 "FROM llmwiki_searchterm WHERE project_id = %s AND layer = ANY(%s) AND lexeme = "
-                "ANY(array_append(tsvector_to_array(to_tsvector('english', %s)), ''))",
+                f"ANY(array_append(tsvector_to_array(to_tsvector('{CONFIG}', %s)), ''))",
                 [project_id, list(LAYERS), query],
             )
             for layer, lexeme, *term in cursor.fetchall():
@@ -273,7 +277,7 @@ class PostgresBackend(Backend):
         score, params = _text_score(idf, self._averages(query))
         # Each text is parsed once (OFFSET 0 keeps the planner from parsing it once a word).
         texts_sql = (
-            "SELECT n, setweight(to_tsvector('english', body), 'A') AS vec "
+            f"SELECT n, setweight(to_tsvector('{CONFIG}', body), 'A') AS vec "  # noqa: S608
             "FROM unnest(%s::text[]) WITH ORDINALITY u(body, n) OFFSET 0"
         )
         sql = f"SELECT {score} FROM {_weighed('n', texts_sql)} ORDER BY n"  # noqa: S608
@@ -283,7 +287,7 @@ class PostgresBackend(Backend):
 
     def rank_rows(self, query, rows, idf):
         """(id, score) of the rows `rows` selects (SQL and its parameters: an id and the
-        tsvector of a text as `to_tsvector('english', ...)` parses it), scored as
+        tsvector of a text as `to_tsvector(CONFIG, ...)` parses it), scored as
         `score_texts` scores that text, best first (then by id), those holding no query
         word left out. Nothing is parsed or sent here: the vectors are kept (OFFSET 0
         weighs each once, not once a word)."""
