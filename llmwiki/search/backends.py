@@ -42,7 +42,8 @@ WORDS = re.compile(r"[^\W_]+", re.UNICODE)
 
 def _make_analyzer():
     """Snowball's English stemmer and its 127 stop words: what PostgreSQL's `english`
-    text search configuration uses, so both backends read a query into the same terms.
+    text search configuration uses, so both backends read a query into the same terms
+    (a hyphenated word into its parts on both: see `postgres.CONFIG`).
 
     Whoosh's default analyzer drops only 34 words and keeps question words ("what",
     "does", "has") that every question carries; on the LoCoMo dev split the full list
