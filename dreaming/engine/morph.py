@@ -1,7 +1,7 @@
 """English irregular verbs: a past form read as its verb when statements are compared.
 
 A stemmer strips regular endings ("moved" → "move") but leaves an irregular past apart
-from its verb: "the docs build on A" and "the docs are now built by B" would share no
+from its verb: "images build on A" and "images are now built by B" would share no
 verb. ``term`` reads the past and past participle of the common irregular verbs as the
 base form before stemming. Forms that are as often another word ("bit", "bound",
 "ground", "wound", "lay", "bore") and verbs whose forms are all alike ("set", "put")
