@@ -42,7 +42,8 @@ from itertools import pairwise
 
 from llmwiki.vocabulary import CHANGE_DESTINATION, CHANGE_MOVE, PROPOSAL_PAIRS, PROPOSALS
 
-from .similar import MIN_SHARED_TERMS, stem
+from .morph import term
+from .similar import MIN_SHARED_TERMS
 from .text import NEGATIONS, TOKEN_RE, Features, analyse, word_list
 
 # ---- values --------------------------------------------------------------------------
@@ -144,7 +145,7 @@ def names_setting(before: str) -> bool:
     """Does the clause before a value name a quantity someone sets (within 8 words)?"""
     clause = re.split(r"[;:,.]\s", before)[-1]
     words = analyse(" ".join(clause.split()[-8:])).subject
-    return any(stem(w) in _SETTING_NOUNS for w in words)
+    return any(term(w) in _SETTING_NOUNS for w in words)
 
 
 def _approximate(before: str) -> bool:
@@ -176,7 +177,7 @@ def quantities(sentence: str) -> list[Quantity]:
         clause = re.split(r"[;:]\s", before)[-1]
         around = " ".join(clause.split()[-_SLOT_BEFORE:] + after.split()[:_SLOT_WORDS])
         f = analyse(around)
-        slot = frozenset(stem(t) for t in f.subject)
+        slot = frozenset(term(t) for t in f.subject)
         # The upper end of a range ("run to 40–80 MB") describes variation, not a setting.
         ranged = re.search(r"\d\s*[–-]\s*$", before) is not None
         reading = moving or ranged or _READING_BEFORE.search(before[-40:]) is not None
@@ -382,7 +383,7 @@ def said(
     sentence or a clause ("moved: Vendor, self-hosted, …") is a name when it is one of
     ``known``, the names the sweep saw where capitals are evidence.
     """
-    s_terms = tuple(frozenset(stem(t) for t in f.subject) for f in feats)
+    s_terms = tuple(frozenset(term(t) for t in f.subject) for f in feats)
     s_names = tuple(
         (_choices(f.names) | _known_in(s, known)) - people - (_code_names(s) if "`" in s else _NONE)
         for s, f in zip(sentences, feats, strict=True)
@@ -411,10 +412,10 @@ def said(
                 head = next((t for t in analyse(s[m.end() :]).content if t in after), None)
                 if head is None:
                     continue  # "isn't it": nothing said is denied
-                denial_heads[k] = stem(head)
+                denial_heads[k] = term(head)
             # The denial's subject is in its own clause: "…; the units have no …".
             clause = _CLAUSE_RE.split(s[: m.start()])[-1]
-            denial_subjects[k] = frozenset(stem(t) for t in analyse(clause).subject)
+            denial_subjects[k] = frozenset(term(t) for t in analyse(clause).subject)
     denials = tuple(denial_subjects)
     qs = tuple(
         (k, q)
@@ -577,7 +578,7 @@ def _opening(sentence: str) -> frozenset[str]:
     words = sentence[m.end() if m else 0 :].split()[:_OPENING]
     if m:
         words.append(m.group(1))
-    return frozenset(stem(t) for t in analyse(" ".join(words)).subject)
+    return frozenset(term(t) for t in analyse(" ".join(words)).subject)
 
 
 def oppositions(

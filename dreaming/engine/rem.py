@@ -17,6 +17,7 @@ from . import disputes, slots
 from .cluster import core_terms
 from .facts import Clock, Inputs, Units, label
 from .light import LightResult
+from .morph import term
 from .reflect import (
     BROAD,
     REPORT_SHARED,
@@ -35,7 +36,7 @@ from .reflect import (
     term_themes,
 )
 from .route import section_name
-from .similar import TermIndex, stem
+from .similar import TermIndex
 from .text import DECIDE_CUE, LIFE_CUE, subject_terms
 from .types import TERMINAL_LIFECYCLES, ConflictDraft, ConflictSide, Ep, Theme
 from .wording import display_text, trim_snippet
@@ -340,8 +341,9 @@ def _wording_conflicts(inp: Inputs, light: LightResult, counts: Counter[str]) ->
             )
         return got
 
-    # Sentences are compared term by term, so rarity is counted per stemmed word.
-    index = TermIndex.of([frozenset(stem(t) for u in it for t in feat[u].subject) for it in items])
+    # Sentences are compared term by term (as ``disputes`` reads them), so rarity is
+    # counted per term.
+    index = TermIndex.of([frozenset(term(t) for u in it for t in feat[u].subject) for it in items])
     tested = sum(1 for x in cued if said(x).switches or said(x).denials)
     bar = disputes.sentence_bar(index.n, tested) * inp.policy.paraphrase_factor
     ops: list[disputes.Opposition] = []

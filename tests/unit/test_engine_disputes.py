@@ -8,6 +8,7 @@ import pytest
 
 from dreaming.engine import disputes
 from dreaming.engine.blocks import sentences
+from dreaming.engine.morph import term
 from dreaming.engine.text import analyse
 
 T0 = datetime(2026, 5, 4, tzinfo=UTC)
@@ -267,3 +268,34 @@ def test_a_reversal_is_against_the_statement_about_its_subject_not_a_passing_men
     )
     assert d.kind == "reversal"
     assert [blocks for blocks, _ in d.sides] == [[0], [2]]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Nightly images build on Quayside.", "Images are now built on Forgeworks instead."),
+        (
+            "The backups are taken by Snapvault every week.",
+            "Backups: we now take them with Copymate.",
+        ),
+        ("Site plans are drawn in Mapkit.", "Plans: the crew now draw them in Sketchly."),
+    ],
+)
+def test_a_reversal_told_with_an_irregular_past_shares_its_verb(old, new):
+    # Only the thing and its verb are shared; "built" is "build" as "moved" is "move".
+    (d,) = found(old, new)
+    assert d.kind == "reversal"
+    assert [blocks for blocks, _ in d.sides] == [[0], [1]]
+
+
+def test_only_irregular_past_forms_that_are_rarely_another_word_are_read_as_their_verb():
+    assert term("built") == term("builds") == "build"
+    assert term("chosen") == term("chose") == term("choosing")
+    assert term("ran") == term("run") and term("overridden") == term("override")
+    # "upper bound", "ground truth", "a bit": read as themselves
+    assert [term(w) for w in ("bound", "ground", "bit", "moved")] == [
+        "bound",
+        "ground",
+        "bit",
+        "move",
+    ]
