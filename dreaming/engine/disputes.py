@@ -592,23 +592,17 @@ def oppositions(
     """
     out: list[Opposition] = []
     said_of = dict(near)
+
+    def rank(op: Opposition) -> tuple[bool, float]:
+        # A partner that opens on what the statement opens on is about the same subject;
+        # one naming it only in passing ("for the X glossary") is not.
+        old = said_of[op.old].sentences[op.old_sentence]
+        return bool(_opening(old) & _opening(a.sentences[op.new_sentence])), op.strength
+
     for rule in (reversal, negation):
         got = [op for y, b in near if (op := rule(y, x, b, a, idf, bar)) is not None]
         if got:
-            # A partner that opens on what the statement opens on is about the same
-            # subject; one naming it only in passing ("for the X glossary") is not.
-            out.append(
-                max(
-                    got,
-                    key=lambda op: (
-                        bool(
-                            _opening(said_of[op.old].sentences[op.old_sentence])
-                            & _opening(a.sentences[op.new_sentence])
-                        ),
-                        op.strength,
-                    ),
-                )
-            )
+            out.append(max(got, key=rank))
     if a.quantities:
         for y, b in near[:NEIGHBOURS]:
             if b.quantities and y > x and (op := value_change(x, y, a, b)) is not None:

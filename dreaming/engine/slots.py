@@ -261,10 +261,10 @@ def slots(sentence: str) -> list[Slot]:
                 # "X now lives in Y" tells a change as plainly as "X moved to Y".
                 now = "now" in low[max(0, verb - 1) : verb + 2]
                 for attr, value in _values(pred, clause):
-                    if attr == "place":
-                        out.append(Slot(subj[0], subj[1], "location", value, now, named=True))
-                    else:
-                        out.append(Slot(subj[0], subj[1], attr, value, changed=now))
+                    # A named place is a location, compared apart (``clashes``).
+                    named = attr == "place"
+                    kind = "location" if named else attr
+                    out.append(Slot(subj[0], subj[1], kind, value, changed=now, named=named))
                 for q in quantities(clause):
                     # A size or a share is a setting only when the clause names one ("the
                     # attachment limit is 25 MB"); else it is what something measured.
