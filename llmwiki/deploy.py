@@ -6,7 +6,9 @@ from __future__ import annotations
 import ctypes
 import os
 import signal
+import subprocess
 import sys
+import time
 
 from django.conf import settings
 from django.contrib.staticfiles import finders
@@ -75,3 +77,43 @@ def child_preexec():
     if prctl is None:
         return None
     return lambda: exit_with_parent(parent, prctl)
+
+
+def stop_all(procs: list[subprocess.Popen], grace: float = 45, every: float = 3) -> None:
+    """SIGTERM each process still running, wait up to `grace` seconds for all of them,
+    then SIGKILL what is left, with its process group when it leads one (a worker's
+    sentinel and pool must not outlive it).
+
+    The signal is sent again every `every` seconds to a process that has not ended: a
+    django-q2 cluster that receives it after installing its handler but before its
+    sentinel process is recorded as started drops it (its stop() finds no live
+    sentinel), and would otherwise run on until the kill, leaving its sentinel and
+    workers orphaned. A process already stopping takes a repeat as the same request.
+    """
+    deadline = time.monotonic() + grace
+    for p in procs:
+        if p.poll() is None:
+            p.terminate()
+    for p in procs:
+        while p.poll() is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                _kill(p)
+                break
+            try:
+                p.wait(timeout=min(every, left))
+            except subprocess.TimeoutExpired:
+                if p.poll() is None:
+                    p.terminate()
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    try:
+        leads = os.getpgid(proc.pid) == proc.pid
+    except ProcessLookupError:
+        leads = False
+    if leads:
+        os.killpg(proc.pid, signal.SIGKILL)
+    else:
+        proc.kill()
+    proc.wait()

@@ -11,6 +11,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pytest
 from django.core.management import call_command
 
 from dreaming.models import Candidate
@@ -99,7 +100,9 @@ def start_serve(tmp_path, command: list[str]) -> tuple[subprocess.Popen, int]:
     return proc, port
 
 
-def test_serve_starts_web_and_worker_and_stops_both(tmp_path):
+@pytest.mark.parametrize("ctrl_c", [False, True], ids=["sigterm", "ctrl-c"])
+def test_serve_starts_web_and_worker_and_stops_both(tmp_path, ctrl_c):
+    """Stopped by SIGTERM, or by Ctrl-C: SIGINT to the terminal's foreground group."""
     import threading
 
     proc, _ = start_serve(tmp_path, [sys.executable, "manage.py", "serve", "127.0.0.1:@PORT@"])
@@ -112,7 +115,10 @@ def test_serve_starts_web_and_worker_and_stops_both(tmp_path):
         deadline = time.time() + 60
         while time.time() < deadline and not any("running" in ln for ln in lines):
             time.sleep(0.2)
-        proc.send_signal(signal.SIGTERM)
+        if ctrl_c:
+            os.killpg(proc.pid, signal.SIGINT)
+        else:
+            proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=60)
         reader.join(timeout=10)
     finally:

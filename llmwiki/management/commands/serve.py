@@ -16,7 +16,7 @@ import time
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from llmwiki.deploy import child_preexec, exit_with_parent, static_files_problem
+from llmwiki.deploy import child_preexec, exit_with_parent, static_files_problem, stop_all
 from llmwiki.settings import env_int
 
 
@@ -78,7 +78,9 @@ class Command(BaseCommand):
         failed = None
         try:
             for command in ([sys.executable, "manage.py", "qcluster"], web):
-                procs.append(subprocess.Popen(command, preexec_fn=child_preexec()))
+                # A group of its own, so a kill at the end of the grace takes the child's
+                # own children with it; Ctrl-C reaches this process, which stops both.
+                procs.append(subprocess.Popen(command, preexec_fn=child_preexec(), process_group=0))
             self.stdout.write(f"llmwiki is running at http://{addrport}/ (Ctrl-C stops it)")
             while all(p.poll() is None for p in procs):
                 time.sleep(0.5)
@@ -89,15 +91,8 @@ class Command(BaseCommand):
         finally:
             # SIGTERM, not SIGINT: children started from a non-interactive shell may
             # ignore SIGINT, and runserver, gunicorn and qcluster all stop cleanly on SIGTERM.
-            for p in procs:
-                if p.poll() is None:
-                    p.terminate()
             # The worker lets a running task finish before it exits; give it time
             # before the kill, which would leave that task to the retry.
-            for p in procs:
-                try:
-                    p.wait(timeout=45)
-                except subprocess.TimeoutExpired:
-                    p.kill()
+            stop_all(procs, grace=45)
         if failed is not None:
             raise CommandError("one of the two processes ended on its own; both are stopped")
