@@ -113,7 +113,9 @@ def test_serve_starts_web_and_worker_and_stops_both(tmp_path, ctrl_c):
         # A worker told to stop while it is still starting may skip its farewell; on a
         # busy machine startup takes seconds, so wait for it to say it runs.
         deadline = time.time() + 60
-        while time.time() < deadline and not any("running" in ln for ln in lines):
+        while time.time() < deadline and not any(
+            "Q Cluster" in ln and "running" in ln for ln in lines
+        ):
             time.sleep(0.2)
         if ctrl_c:
             os.killpg(proc.pid, signal.SIGINT)
