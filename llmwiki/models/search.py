@@ -27,10 +27,15 @@ class SearchDocument(models.Model):
     page_target = models.CharField(max_length=64, blank=True)
     occurred_at = models.DateTimeField(null=True, blank=True)
     digest = models.CharField(max_length=64)
+    # The number of the write that last wrote the row (see SearchTerm.writes).
+    written = models.BigIntegerField(default=0, db_default=0)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["project", "key"], name="one_search_doc_per_key")
+        ]
+        indexes = [
+            models.Index(fields=["project", "layer", "written"], name="llmwiki_searchdoc_written")
         ]
 
     def __str__(self) -> str:
@@ -55,6 +60,10 @@ class SearchTerm(models.Model):
     `peak_own` and `peak_context` there are the average lengths the layer's peaks are ranked
     at, set again (and the peaks with them) when the averages drift far from them; a query
     whose averages have grown past them loosens its bounds to match.
+
+    `writes`, on the empty lexeme's rows, is the number (from one sequence, rising in the
+    order the project's writes commit) of the project's last write to its rows: a process
+    holding decoded postings reads the rows `written` after the number it has seen.
     """
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
@@ -66,6 +75,7 @@ class SearchTerm(models.Model):
     context_words = models.BigIntegerField(default=0)
     peak_own = models.FloatField(default=0.0, db_default=0.0)
     peak_context = models.FloatField(default=0.0, db_default=0.0)
+    writes = models.BigIntegerField(default=0, db_default=0)
 
     class Meta:
         constraints = [

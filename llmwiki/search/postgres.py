@@ -1,6 +1,8 @@
 """The PostgreSQL search backend: stored, labelled tsvectors with a GIN index per layer and
-a term dictionary of each word's document count and peak rank, so a query ranks only the
-rows that can reach its list."""
+a term dictionary of each word's document count and peak rank.
+
+A query is scored from the postings of its words held in the process (`postings`); inside
+a transaction, in SQL, by passes that rank only the rows that can reach its list."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from django.db import connection, transaction
 from django.db.models import OuterRef, Subquery
 
 from llmwiki.models import SearchDocument, SearchTerm, SearchWatermark
-from llmwiki.search import bm25f
+from llmwiki.search import bm25f, postings
 from llmwiki.search.backends import CONTEXT_BOOST, Backend, rarity
 from llmwiki.search.documents import EPISODE, LAYERS, Watermark, head_columns, project_row_sql
 
@@ -113,6 +115,8 @@ UPDATE llmwiki_searchterm t SET peak = p.peak FROM (
 DRIFT = 1.25
 # The watermark's columns, in `Watermark`'s order.
 MARK_FIELDS = ("episode_id", "audit_id", "revision_id")
+# The numbers writes take (migration 0019; see `SearchTerm.writes`).
+WRITES_SEQUENCE = "llmwiki_search_writes"
 # Serialises writers of one project's rows and term counts (pg_advisory_xact_lock's
 # first key: this module's namespace; the second: the project id).
 LOCK_NAMESPACE = 0x5EA2C4
@@ -152,6 +156,9 @@ class PostgresBackend(Backend):
         with transaction.atomic(), connection.cursor() as cursor:
             # Two folds of one project at once would count the same rows' words twice.
             cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [LOCK_NAMESPACE, project_id])
+            # Taken under the lock, so the project's writes commit in the order of their numbers.
+            cursor.execute(f"SELECT nextval('{WRITES_SEQUENCE}')")
+            (write,) = cursor.fetchone()
             _count_terms(cursor, project_id, deletes + written, pages, -1)
             for i in range(0, len(deletes), 5000):
                 SearchDocument.objects.filter(
@@ -175,6 +182,7 @@ class PostgresBackend(Backend):
                     page_target=d.page_target,
                     occurred_at=d.occurred_at,
                     digest=d.digest,
+                    written=write,
                 )
                 for d in upserts
             ]
@@ -193,10 +201,15 @@ class PostgresBackend(Backend):
                     "page_target",
                     "occurred_at",
                     "digest",
+                    "written",
                 ],
             )
             _aim(cursor, project_id, written)
             _count_terms(cursor, project_id, written, [], +1)
+            cursor.execute(
+                "UPDATE llmwiki_searchterm SET writes = %s WHERE project_id = %s AND lexeme = ''",
+                [write, project_id],
+            )
             if mark is not None:
                 SearchWatermark.objects.update_or_create(
                     project_id=project_id,
@@ -239,6 +252,12 @@ class PostgresBackend(Backend):
             ]
             if not words:
                 return []
+            if postings.held.budget and not connection.in_atomic_block:
+                writes = terms[layer].get("", _NO_TERM).writes
+                scored = [(w.lexeme, w.idf) for w in sorted(words, key=lambda w: -w.bound)]
+                return postings.held.top(
+                    project_id, layer, writes, total, scored, averages, sensitive, limit
+                )
             return _ranked(cursor, project_id, layer, sensitive, limit, words, total, averages)
 
     def idf(self, project_id, query):
@@ -259,7 +278,7 @@ class PostgresBackend(Backend):
             cursor.execute(
                 # Every layer named, so the term dictionary's index finds the words.
                 "SELECT layer, lexeme, docs, peak, own_words, context_words, peak_own, "  # noqa: S608
-                "peak_context "
+                "peak_context, writes "
                 "FROM llmwiki_searchterm WHERE project_id = %s AND layer = ANY(%s) AND lexeme = "
                 f"ANY(array_append(tsvector_to_array(to_tsvector('{CONFIG}', %s)), ''))",
                 [project_id, list(LAYERS), query],
@@ -393,6 +412,7 @@ class _Term(NamedTuple):
     context_words: int = 0
     peak_own: float = 0.0
     peak_context: float = 0.0
+    writes: int = 0
 
     def growth(self, averages: tuple[float, float]) -> float:
         """How many times over `averages` (context's, own's) outgrow those this layer's
