@@ -70,6 +70,8 @@ class _Layer:
         self.alive = np.empty(0, bool)
         self.by_id = np.empty(0, np.int64)  # places, in id order (for `lookup`)
         self.words: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        # The averages the rows' field weights were last worked out at, and those weights.
+        self._weighed: tuple[tuple, tuple[np.ndarray, np.ndarray]] | None = None
 
     def place(self, rows: Sequence[tuple]) -> np.ndarray:
         """The places of rows (id, own, ctx, sensitive, ...), their lengths and flags set,
@@ -92,6 +94,7 @@ class _Layer:
         self.ctx[places] = [r[2] for r in rows]
         self.sensitive[places] = [r[3] for r in rows]
         self.alive[places] = True
+        self._weighed = None
         return places
 
     def lookup(self, ids: np.ndarray) -> np.ndarray:
@@ -133,17 +136,26 @@ class _Layer:
         `postgres._ranked` ranks in SQL: each word's rank (`postgres._rank`) from its field
         weights for the row's lengths against `averages` (context's, own's), in float4
         as PostgreSQL keeps them, times its idf."""
-        low, b, k1 = 1 - bm25f.B, bm25f.B, bm25f.K1
-        avg_ctx, avg_own = averages
-        own_weight = (low / (low + b * self.own / avg_own)).astype(np.float32)
-        ctx_weight = (CONTEXT_BOOST * low / (low + b * self.ctx / avg_ctx)).astype(np.float32)
+        low, k1 = 1 - bm25f.B, bm25f.K1
+        own_weight, ctx_weight = self._weights(tuple(averages))
         out = np.zeros(len(self.ids))
         for word, idf in words:
             at, own, ctx = self.words[word]
-            cd = own * own_weight[at].astype(np.float64) + ctx * ctx_weight[at].astype(np.float64)
+            cd = own * own_weight[at] + ctx * ctx_weight[at]
             tf = cd.astype(np.float32).astype(np.float64) / low
             out[at] += idf * ((k1 + 1) * (1 - k1 / (k1 + tf)))
         return out
+
+    def _weights(self, averages: tuple[float, float]) -> tuple[np.ndarray, np.ndarray]:
+        """Each row's label weights for its own words and its context at `averages`
+        (context's, own's), rounded to float4 as PostgreSQL keeps them (`postgres._lengths`)."""
+        if self._weighed is None or self._weighed[0] != averages:
+            low, b = 1 - bm25f.B, bm25f.B
+            avg_ctx, avg_own = averages
+            own = (low / (low + b * self.own / avg_own)).astype(np.float32)
+            ctx = (CONTEXT_BOOST * low / (low + b * self.ctx / avg_ctx)).astype(np.float32)
+            self._weighed = (averages, (own.astype(np.float64), ctx.astype(np.float64)))
+        return self._weighed[1]
 
 
 def _by_word(rows: Sequence[tuple]) -> dict[str, list[int]]:
@@ -177,7 +189,8 @@ class _Held:
 
     def top(self, project_id, layer, writes, docs, words, averages, sensitive, limit):
         """The `limit` best (key, score) rows for `words` ((lexeme, idf)): see the module."""
-        key = (connection.alias, connection.settings_dict.get("NAME"), project_id, layer)
+        db = connection.settings_dict
+        key = (db.get("HOST"), db.get("PORT"), db.get("NAME"), project_id, layer)
         with self.lock, connection.cursor() as cursor:
             held = self._current(cursor, key, writes, docs)
             missing = [w for w, _ in words if w not in held.words]
@@ -241,7 +254,7 @@ class _Held:
 
 def _written(cursor, key, lexemes, since: int) -> list[tuple]:
     """`_WRITTEN_SQL`'s rows for `lexemes` in the layer `key` names."""
-    cursor.execute(_WRITTEN_SQL, [lexemes, *key[2:], since])
+    cursor.execute(_WRITTEN_SQL, [lexemes, *key[3:], since])
     return cursor.fetchall()
 
 
@@ -255,7 +268,7 @@ def _counted(cursor, key, lexemes) -> list[tuple]:
     cursor.execute(
         f"SELECT d.id, d.own, d.ctx, d.sensitive, {counts} FROM llmwiki_searchdocument d "  # noqa: S608
         "WHERE d.project_id = %s AND d.layer = %s AND d.vec @@ %s::tsquery",
-        [*(_tsquery_term(w) for w in lexemes for _ in range(2)), *key[2:], tsquery_any(lexemes)],
+        [*(_tsquery_term(w) for w in lexemes for _ in range(2)), *key[3:], tsquery_any(lexemes)],
     )
     return cursor.fetchall()
 
