@@ -263,6 +263,9 @@ LOGOUT_REDIRECT_URL = "login"
 # Upload limits: the gate enforces per-file limits with a message naming the file;
 # these stop oversized requests before they are read.
 LLMWIKI_MAX_FILE_BYTES = env_int("LLMWIKI_MAX_FILE_BYTES", 5 * 1024 * 1024, minimum=1024)
+# PostgreSQL search: the postings each process holds (llmwiki.search.postings); 0 ranks
+# every query in SQL.
+LLMWIKI_SEARCH_POSTINGS_MB = env_int("LLMWIKI_SEARCH_POSTINGS_MB", 48, minimum=0)
 LLMWIKI_MAX_UPLOAD_BYTES = env_int("LLMWIKI_MAX_UPLOAD_BYTES", 50 * 1024 * 1024, minimum=1024)
 DATA_UPLOAD_MAX_NUMBER_FILES = env_int("LLMWIKI_MAX_UPLOAD_FILES", 200, minimum=1)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440

@@ -134,7 +134,7 @@ def test_the_held_postings_stay_within_their_bound_least_recently_asked_out(live
     using.apply(
         live.pk, [doc(live, n, " ".join(WORDS[: 1 + n % 40])) for n in range(200)], (), (), None
     )
-    monkeypatch.setattr(postings.held, "budget", 400)
+    monkeypatch.setattr(postings._Held, "budget", 400)
     for word in WORDS:
         using.search(live.pk, EPISODE, word, sensitive=True, limit=5)
         assert postings.held.size <= 400
@@ -168,3 +168,23 @@ def test_a_retrieval_gives_the_same_hits_from_held_postings_as_from_sql(live, dj
         assert [h[2] for h in held] == pytest.approx([h[2] for h in sql], rel=1e-6)
         assert held
     assert postings.held.layers
+
+
+def test_a_query_whose_words_could_not_be_held_is_ranked_in_sql(live, monkeypatch, settings):
+    using = backend()
+    rows = [
+        doc(live, n, f"kitten {'nap ' * (n % 3)}{'pixel' if n % 4 == 0 else ''}") for n in range(40)
+    ]
+    using.apply(live.pk, rows, (), (), None)
+    monkeypatch.setattr(postings._Held, "budget", 50)  # kitten alone is in 40 rows
+    for query, in_sql in (("pixel nap", False), ("kitten nap", True)):
+        with CaptureQueriesContext(connection) as captured:
+            found = using.search(live.pk, EPISODE, query, sensitive=True, limit=5)
+        ranked = [q for q in captured.captured_queries if "ORDER BY rank DESC" in q["sql"]]
+        assert bool(ranked) == in_sql
+        assert_same(found, both_ways(live, query, limit=5)[1])
+    settings.LLMWIKI_SEARCH_POSTINGS_MB = 0
+    monkeypatch.undo()
+    postings.held.forget()
+    assert using.search(live.pk, EPISODE, "pixel", sensitive=True, limit=5)
+    assert not postings.held.layers

@@ -252,12 +252,16 @@ class PostgresBackend(Backend):
             ]
             if not words:
                 return []
-            if postings.held.budget and not connection.in_atomic_block:
+            if not connection.in_atomic_block:
                 writes = terms[layer].get("", _NO_TERM).writes
-                scored = [(w.lexeme, w.idf) for w in sorted(words, key=lambda w: -w.bound)]
-                return postings.held.top(
-                    project_id, layer, writes, total, scored, averages, sensitive, limit
+                asked = [
+                    (w.lexeme, w.idf, rows[w.lexeme].docs) for w in sorted(words, key=_by_bound)
+                ]
+                found = postings.held.top(
+                    project_id, layer, writes, total, asked, averages, sensitive, limit
                 )
+                if found is not None:
+                    return found
             return _ranked(cursor, project_id, layer, sensitive, limit, words, total, averages)
 
     def idf(self, project_id, query):
@@ -502,7 +506,7 @@ def _ranked(cursor, project_id, layer, sensitive, limit, words, total, averages)
     second pass ranks every row holding a word. A later pass leaves out the rows an
     earlier one ranked (their best are kept), so no row is ranked twice.
     """
-    words = sorted(words, key=lambda w: -w.bound)
+    words = sorted(words, key=_by_bound)
     named, assumed = words[:MATCH_WORDS], math.fsum(w.bound for w in words[MATCH_WORDS:])
     score = " + ".join(f"%s * {_rank('vec', '%s::tsquery', 'w')}" for _ in words)
     # The SQL is assembled from fixed fragments, one per query word; every value (the
@@ -540,6 +544,11 @@ def _ranked(cursor, project_id, layer, sensitive, limit, words, total, averages)
         else:
             rows *= 10
             floor = min(floor / 2, _floor(named, total, rows) + assumed)
+
+
+def _by_bound(word: _Word) -> float:
+    """The highest bound first: the order `_ranked` names and adds up a query's words in."""
+    return -word.bound
 
 
 def _floor(words: list[_Word], total: int, rows: int) -> float:

@@ -13,9 +13,10 @@ postings behind; they can only matter once they reach a list, and the lookup of 
 list's keys, which finds no such row, drops them then. Reads inside a transaction go to
 SQL instead: a rollback could take back a write this process had already read.
 
-Bounded by `CACHE_POSTINGS` postings across every layer held; the least recently asked
-word goes first. Each row a held word names also keeps its id, lengths and flags (about
-34 bytes: 3.4 MB for 100,000 rows).
+Bounded by `LLMWIKI_SEARCH_POSTINGS_MB` (a posting costs 8 bytes: its row's place and its
+two counts) across every layer held; the least recently asked word goes first, and a
+query whose words could not be held at all is ranked in SQL. Each row a held word names
+also keeps its id, lengths and flags (about 34 bytes: 3.4 MB for 100,000 rows).
 """
 
 from __future__ import annotations
@@ -25,13 +26,14 @@ from collections import OrderedDict
 from collections.abc import Sequence
 
 import numpy as np
+from django.conf import settings
 from django.db import connection
 
 from llmwiki.search import bm25f
 from llmwiki.search.backends import CONTEXT_BOOST
 
-# About 50 MB: a posting costs 8 bytes (its row's place, its two frequencies).
-CACHE_POSTINGS = 6_000_000
+# A posting's bytes: its row's place (int32) and its two counts (uint16).
+POSTING_BYTES = 8
 # Reading again more than this share of a layer's rows costs more than starting afresh.
 RELOAD_SHARE = 0.25
 
@@ -180,15 +182,23 @@ def _postings(rows, places, picked: list[int]) -> tuple[np.ndarray, np.ndarray, 
 class _Held:
     """Every layer held by this process, with one bound on their postings."""
 
-    def __init__(self, budget: int) -> None:
-        self.budget = budget
+    def __init__(self) -> None:
         self.lock = threading.Lock()
         self.layers: dict[tuple, _Layer] = {}
         self.used: OrderedDict[tuple, int] = OrderedDict()  # (layer key, word) -> postings
         self.size = 0
 
+    @property
+    def budget(self) -> int:
+        """Postings held at most (read from settings, so a test may change it)."""
+        return settings.LLMWIKI_SEARCH_POSTINGS_MB * 1024 * 1024 // POSTING_BYTES
+
     def top(self, project_id, layer, writes, docs, words, averages, sensitive, limit):
-        """The `limit` best (key, score) rows for `words` ((lexeme, idf)): see the module."""
+        """The `limit` best (key, score) rows for `words` ((lexeme, idf, rows holding it)),
+        or None when their postings could not be held (the caller ranks in SQL)."""
+        if sum(n for _, _, n in words) > self.budget:
+            return None
+        words = [(word, idf) for word, idf, _ in words]
         db = connection.settings_dict
         key = (db.get("HOST"), db.get("PORT"), db.get("NAME"), project_id, layer)
         with self.lock, connection.cursor() as cursor:
@@ -301,4 +311,4 @@ def _best(cursor, held: _Layer, scores: np.ndarray, project_id, layer, limit):
         ahead *= 2
 
 
-held = _Held(CACHE_POSTINGS)
+held = _Held()
