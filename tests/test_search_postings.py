@@ -135,12 +135,28 @@ def test_the_held_postings_stay_within_their_bound_least_recently_asked_out(live
         live.pk, [doc(live, n, " ".join(WORDS[: 1 + n % 40])) for n in range(200)], (), (), None
     )
     monkeypatch.setattr(postings._Held, "budget", 400)
+    monkeypatch.setattr(postings, "RECENT", 3)
     for word in WORDS:
         using.search(live.pk, EPISODE, word, sensitive=True, limit=5)
         assert postings.held.size <= 400
     assert "w39" in {w for (_, w) in postings.held.used}
     assert "w0" not in {w for (_, w) in postings.held.used}  # the first asked, 200 postings
     assert_same(*both_ways(live, "w0 w1 w39"))
+
+
+def test_words_the_recent_queries_use_are_not_pushed_out_for_another(live, monkeypatch):
+    using = backend()
+    rows = [doc(live, n, " ".join(WORDS[: 1 + n % 40])) for n in range(200)]
+    using.apply(live.pk, rows, (), (), None)
+    monkeypatch.setattr(postings._Held, "budget", 400)  # w0 (200 rows) and w1 (195) fit
+    for _ in range(3):
+        using.search(live.pk, EPISODE, "w0", sensitive=True, limit=5)
+        using.search(live.pk, EPISODE, "w1", sensitive=True, limit=5)
+    with CaptureQueriesContext(connection) as captured:
+        found = using.search(live.pk, EPISODE, "w2", sensitive=True, limit=5)
+    assert any("ORDER BY rank DESC" in q["sql"] for q in captured.captured_queries)  # in SQL
+    assert {w for (_, w) in postings.held.used} == {"w0", "w1"}
+    assert_same(found, both_ways(live, "w2", limit=5)[1])
 
 
 def test_a_retrieval_gives_the_same_hits_from_held_postings_as_from_sql(live, django_user_model):

@@ -14,8 +14,9 @@ list's keys, which finds no such row, drops them then. Reads inside a transactio
 SQL instead: a rollback could take back a write this process had already read.
 
 Bounded by `LLMWIKI_SEARCH_POSTINGS_MB` (a posting costs 8 bytes: its row's place and its
-two counts) across every layer held; the least recently asked word goes first, and a
-query whose words could not be held at all is ranked in SQL. Each row a held word names
+two counts) across every layer held; the least recently asked word goes first, but not
+one the last RECENT queries used: a query whose words cannot be held without that is
+ranked in SQL. Each row a held word names
 also keeps its id, lengths and flags (about 34 bytes: 3.4 MB for 100,000 rows).
 """
 
@@ -36,6 +37,8 @@ from llmwiki.search.backends import CONTEXT_BOOST
 POSTING_BYTES = 8
 # Reading again more than this share of a layer's rows costs more than starting afresh.
 RELOAD_SHARE = 0.25
+# Words used by the last this many queries are not pushed out to make room for others.
+RECENT = 1000
 
 # (id, own length, context length, sensitive, lexeme, occurrences in own words, in
 # context) of the rows of a project's layer written after a number, for the lexemes asked;
@@ -185,7 +188,9 @@ class _Held:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.layers: dict[tuple, _Layer] = {}
-        self.used: OrderedDict[tuple, int] = OrderedDict()  # (layer key, word) -> postings
+        # (layer key, word) -> (postings, the ask that last used it), least recent first.
+        self.used: OrderedDict[tuple, tuple[int, int]] = OrderedDict()
+        self.asks = 0
         self.size = 0
 
     @property
@@ -198,13 +203,17 @@ class _Held:
         or None when their postings could not be held (the caller ranks in SQL)."""
         if sum(n for _, _, n in words) > self.budget:
             return None
+        rows = {word: n for word, _, n in words}
         words = [(word, idf) for word, idf, _ in words]
         db = connection.settings_dict
         key = (db.get("HOST"), db.get("PORT"), db.get("NAME"), project_id, layer)
         with self.lock, connection.cursor() as cursor:
+            self.asks += 1
             held = self._current(cursor, key, writes, docs)
             missing = [w for w, _ in words if w not in held.words]
             if missing:
+                if not self._room(sum(rows[w] for w in missing)):
+                    return None
                 held.load(_counted(cursor, key, missing), missing)
             for word, _ in words:
                 self._touch(key, word, len(held.words[word][0]))
@@ -235,14 +244,25 @@ class _Held:
         self.layers[key] = _Layer(writes)
         return self.layers[key]
 
+    def _room(self, need: int) -> bool:
+        """Whether `need` more postings fit, counting what words asked more than RECENT
+        asks ago would free: a word the recent queries use is not pushed out for another
+        (each would push the other out in turn, and be read again each time)."""
+        short = self.size + need - self.budget
+        for size, ask in self.used.values():
+            if short <= 0 or ask > self.asks - RECENT:
+                break
+            short -= size
+        return short <= 0
+
     def _touch(self, key, word, size) -> None:
         entry = (key, word)
-        self.size += size - self.used.pop(entry, 0)
-        self.used[entry] = size
+        self.size += size - self.used.pop(entry, (0, 0))[0]
+        self.used[entry] = (size, self.asks)
 
     def _shed(self) -> None:
         while self.size > self.budget and len(self.used) > 1:
-            (key, word), size = self.used.popitem(last=False)
+            (key, word), (size, _) = self.used.popitem(last=False)
             self.size -= size
             held = self.layers.get(key)
             if held is not None:
@@ -251,7 +271,7 @@ class _Held:
     def _drop(self, key) -> None:
         self.layers.pop(key, None)
         for entry in [e for e in self.used if e[0] == key]:
-            self.size -= self.used.pop(entry)
+            self.size -= self.used.pop(entry)[0]
 
     def forget(self) -> None:
         """Hold nothing: the next queries read their words afresh (bench/retrieval.py's
