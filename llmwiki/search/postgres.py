@@ -252,13 +252,11 @@ class PostgresBackend(Backend):
             ]
             if not words:
                 return []
+            # Highest bound first: `_ranked` names them so; both paths add them up in order.
+            words.sort(key=lambda w: -w.bound)
             if not connection.in_atomic_block:
-                writes = terms[layer].get("", _NO_TERM).writes
-                asked = [
-                    (w.lexeme, w.idf, rows[w.lexeme].docs) for w in sorted(words, key=_by_bound)
-                ]
                 found = postings.held.top(
-                    project_id, layer, writes, total, asked, averages, sensitive, limit
+                    project_id, layer, terms[layer], words, averages, sensitive, limit
                 )
                 if found is not None:
                     return found
@@ -493,8 +491,8 @@ class _Word:
 
 
 def _ranked(cursor, project_id, layer, sensitive, limit, words, total, averages):
-    """The `limit` best rows for `words`, exactly, without ranking every row that holds
-    one of them.
+    """The `limit` best rows for `words` (highest bound first), exactly, without ranking
+    every row that holds one of them.
 
     A row's score is at most the sum of the bounds of the words it holds. A pass ranks
     only the rows whose bounds reach a floor (a match the GIN index answers): when its
@@ -506,7 +504,6 @@ def _ranked(cursor, project_id, layer, sensitive, limit, words, total, averages)
     second pass ranks every row holding a word. A later pass leaves out the rows an
     earlier one ranked (their best are kept), so no row is ranked twice.
     """
-    words = sorted(words, key=_by_bound)
     named, assumed = words[:MATCH_WORDS], math.fsum(w.bound for w in words[MATCH_WORDS:])
     score = " + ".join(f"%s * {_rank('vec', '%s::tsquery', 'w')}" for _ in words)
     # The SQL is assembled from fixed fragments, one per query word; every value (the
@@ -544,11 +541,6 @@ def _ranked(cursor, project_id, layer, sensitive, limit, words, total, averages)
         else:
             rows *= 10
             floor = min(floor / 2, _floor(named, total, rows) + assumed)
-
-
-def _by_bound(word: _Word) -> float:
-    """The highest bound first: the order `_ranked` names and adds up a query's words in."""
-    return -word.bound
 
 
 def _floor(words: list[_Word], total: int, rows: int) -> float:

@@ -198,13 +198,16 @@ class _Held:
         """Postings held at most (read from settings, so a test may change it)."""
         return settings.LLMWIKI_SEARCH_POSTINGS_MB * 1024 * 1024 // POSTING_BYTES
 
-    def top(self, project_id, layer, writes, docs, words, averages, sensitive, limit):
-        """The `limit` best (key, score) rows for `words` ((lexeme, idf, rows holding it)),
-        or None when their postings could not be held (the caller ranks in SQL)."""
-        if sum(n for _, _, n in words) > self.budget:
+    def top(self, project_id, layer, terms, words, averages, sensitive, limit):
+        """The `limit` best (key, score) rows for `words` (each with its lexeme and idf,
+        added up in their order), the layer's term dictionary rows `terms` (by lexeme, ""
+        counting the layer), or None when their postings could not be held (the caller
+        ranks in SQL)."""
+        rows = {w.lexeme: terms[w.lexeme].docs for w in words}
+        if sum(rows.values()) > self.budget:
             return None
-        rows = {word: n for word, _, n in words}
-        words = [(word, idf) for word, idf, _ in words]
+        writes, docs = terms[""].writes, terms[""].docs
+        words = [(w.lexeme, w.idf) for w in words]
         db = connection.settings_dict
         key = (db.get("HOST"), db.get("PORT"), db.get("NAME"), project_id, layer)
         with self.lock, connection.cursor() as cursor:
