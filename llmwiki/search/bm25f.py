@@ -237,13 +237,18 @@ def top_k(
         if exclude is not None:
             ids, _ = seg.postings(*exclude)
             scores[ids + seg.offset] = 0.0
-    found = np.flatnonzero(scores)
-    if not len(found):
-        return []
+    # Ties go in document order, as Whoosh's collector settles them.
+    return [(int(i), float(scores[i])) for i in best(scores, limit)]
+
+
+def best(scores: np.ndarray, limit: int, ties: np.ndarray | None = None) -> np.ndarray:
+    """The places of the `limit` best positive `scores`, best first, equal scores in the
+    order of `ties` (one key per place; by default the places' own), without sorting every
+    place that scored."""
+    found = np.flatnonzero(scores > 0)
     if len(found) > limit:
-        # Every document scoring at least the limit-th best, so ties at the cut are
-        # settled below by document order, as Whoosh's collector settles them.
+        # Every place scoring at least the limit-th best, so ties at the cut go by `ties`.
         kth = np.partition(scores[found], len(found) - limit)[len(found) - limit]
         found = found[scores[found] >= kth]
-    found = found[np.lexsort((found, -scores[found]))][:limit]
-    return [(int(i), float(scores[i])) for i in found]
+    order = found if ties is None else ties[found]
+    return found[np.lexsort((order, -scores[found]))][:limit]

@@ -313,12 +313,7 @@ def _best(cursor, held: _Layer, scores: np.ndarray, project_id, layer, limit):
     scores[~held.alive] = 0.0
     ahead = limit
     while True:
-        found = np.flatnonzero(scores > 0)
-        if len(found) > ahead:
-            # Every place scoring at least the `ahead`-th best, so ties at the cut go by id.
-            kth = np.partition(scores[found], len(found) - ahead)[len(found) - ahead]
-            found = found[scores[found] >= kth]
-        found = found[np.lexsort((held.ids[found], -scores[found]))][:ahead]
+        found = bm25f.best(scores, ahead, held.ids)  # ties by id, as `_ranked` settles them
         ids = [int(i) for i in held.ids[found]]
         cursor.execute(
             "SELECT id, key FROM llmwiki_searchdocument WHERE id = ANY(%s) AND project_id = %s "
